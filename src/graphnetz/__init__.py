@@ -1,0 +1,2 @@
+"""GraphNetz: benchmarking graph neural networks honestly."""
+__version__ = "0.1.0"
