@@ -1,0 +1,41 @@
+"""Statistics of the benchmark report: pure functions, arrays in, named results out.
+
+Every function implements one formula of SPEC §6; ``docs/statistics.md`` lists them.
+"""
+
+from .intervals import BootstrapInterval, TInterval, bootstrap_interval, t_interval
+from .multiple import holm_adjust
+from .paired import PairedTest, cohens_dz, mean_difference, paired_t_test, wilcoxon_test
+from .power import min_detectable_difference, paired_t_power, seeds_needed
+from .ranking import (
+    FriedmanResult,
+    cd_cliques,
+    friedman_test,
+    nemenyi_cd,
+    nemenyi_pvalues,
+    nemenyi_q,
+    rank_models,
+)
+
+__all__ = [
+    "BootstrapInterval",
+    "FriedmanResult",
+    "PairedTest",
+    "TInterval",
+    "bootstrap_interval",
+    "cd_cliques",
+    "cohens_dz",
+    "friedman_test",
+    "holm_adjust",
+    "mean_difference",
+    "min_detectable_difference",
+    "nemenyi_cd",
+    "nemenyi_pvalues",
+    "nemenyi_q",
+    "paired_t_power",
+    "paired_t_test",
+    "rank_models",
+    "seeds_needed",
+    "t_interval",
+    "wilcoxon_test",
+]
