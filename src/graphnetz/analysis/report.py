@@ -1,0 +1,57 @@
+"""I/O edge of the analysis: write a dataset's statistics row and figures to a folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .figures import ccns_heatmap, label_count_histogram
+from .homophily import _as_numpy, multilabel_ccns
+from .statistics import STAT_COLUMNS, dataset_statistics
+
+
+def statistics_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows from :func:`dataset_statistics` as a table with the canonical column order."""
+    return pd.DataFrame(rows, columns=list(STAT_COLUMNS))
+
+
+def table_markdown(table: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (floats to 3 decimals), no extra dependency."""
+    def cell(v: Any) -> str:
+        return f"{v:.3f}" if isinstance(v, float | np.floating) else str(v)
+
+    head = "| " + " | ".join(table.columns) + " |"
+    rule = "|" + "|".join("---" for _ in table.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(False)]
+    return "\n".join([head, rule, *body]) + "\n"
+
+
+def _save(fig, stem: Path) -> list[Path]:
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    for p in paths:
+        fig.savefig(p, dpi=150)
+    return paths
+
+
+def analyse_dataset(data: Any, name: str, out_dir: str | os.PathLike) -> dict[str, Any]:
+    """Compute the statistics row and CCNS of ``data`` and write them to ``out_dir``.
+
+    Writes ``statistics.csv``, ``statistics.md``, ``ccns.csv``, ``label_counts.{png,pdf}``
+    and ``ccns.{png,pdf}``; returns the statistics row (a dict, see ``STAT_COLUMNS``)
+    so a sweep report can collect one row per dataset.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    row = dataset_statistics(data, name)
+    table = statistics_table([row])
+    table.to_csv(out / "statistics.csv", index=False)
+    (out / "statistics.md").write_text(table_markdown(table))
+    ccns = multilabel_ccns(data.edge_index, data.y)
+    np.savetxt(out / "ccns.csv", ccns, delimiter=",", fmt="%.6g")
+    _save(label_count_histogram(_as_numpy(data.y), name), out / "label_counts")
+    _save(ccns_heatmap(ccns, name), out / "ccns")
+    return row
