@@ -1,0 +1,60 @@
+"""GraphSAGE with per-layer neighbour sampling during training (Hamilton et al., 2017)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import SAGEConv
+
+from graphnetz.models.sampling import sample_neighbors
+
+
+class SampledSAGE(nn.Module):
+    """Full-batch GraphSAGE (mean aggregator) that subsamples edges while training.
+
+    ``num_neighbors`` is in hop order like torch_geometric's NeighborLoader: entry 0
+    is the fan-out of the target nodes (the last layer), entry 1 the hop before it,
+    so layer i keeps at most ``num_neighbors[num_layers - 1 - i]`` incoming edges per
+    node, resampled every forward pass. Evaluation uses the full neighbourhood.
+    """
+
+    task_types = frozenset({"ml_node_cls", "node_cls"})
+
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int,
+        out_channels: int,
+        num_layers: int = 2,
+        dropout: float = 0.5,
+        num_neighbors: Sequence[int] = (25, 10),
+    ) -> None:
+        super().__init__()
+        num_neighbors = [int(k) for k in num_neighbors]
+        if len(num_neighbors) != num_layers:
+            raise ValueError(
+                f"num_neighbors needs one fan-out per layer ({num_layers}), got {num_neighbors}"
+            )
+        self.num_neighbors = num_neighbors
+        self.dropout = dropout
+        dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
+        self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in pairwise(dims))
+
+    def reset_parameters(self) -> None:
+        for conv in self.convs:
+            conv.reset_parameters()
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        last = len(self.convs) - 1
+        for i, conv in enumerate(self.convs):
+            ei = edge_index
+            if self.training:
+                ei = sample_neighbors(edge_index, x.size(0), self.num_neighbors[last - i])
+            x = F.dropout(x, self.dropout, self.training)
+            x = conv(x, ei)
+            if i < last:
+                x = F.relu(x)
+        return x
