@@ -1,0 +1,94 @@
+"""Multi-label node-classification metrics (SPEC §5, §7); pure functions.
+
+Label-exclusion rule, applied per evaluated split:
+
+- A label with **no positive** node in the split is excluded from every macro
+  average (AP, AUROC and F1): AP and AUROC are undefined for it, and macro-F1 excludes
+  it too so that all macro metrics average over the same labels. It is counted in
+  ``n_labels_excluded``.
+- A label where **every** node is positive has a defined AP (= 1) and F1 but no
+  AUROC (no negatives); it is excluded from ``macro_auroc`` only.
+- ``micro_f1`` pools TP/FP/FN over **all** labels: false positives on an excluded
+  label are real errors and micro-F1 stays defined.
+- If every label is excluded (or the split is empty), all four metrics are NaN and the
+  counts are still reported.
+
+Predictions at or above ``threshold`` (on sigmoid probabilities) are positive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+from torchmetrics.functional.classification import binary_auroc, binary_average_precision
+
+METRIC_KEYS = ("micro_f1", "macro_f1", "macro_auroc", "macro_ap")
+PRIMARY_METRIC = "macro_ap"
+
+
+def _f1(tp: Tensor, fp: Tensor, fn: Tensor) -> Tensor:
+    """2TP / (2TP + FP + FN), 0 where the denominator is 0 (sklearn's zero_division=0)."""
+    denom = 2 * tp + fp + fn
+    return torch.where(denom > 0, 2 * tp / denom.clamp(min=1), torch.zeros_like(denom))
+
+
+def multilabel_metrics(
+    preds: Tensor,
+    target: Tensor,
+    *,
+    from_logits: bool = True,
+    threshold: float = 0.5,
+    mask: Tensor | None = None,
+) -> dict[str, float]:
+    """Micro/macro F1, macro AUROC and macro AP (primary) of ``preds`` vs ``target``.
+
+    Args:
+        preds: ``[N, C]`` logits (``from_logits=True``) or probabilities in [0, 1].
+        target: ``[N, C]`` in {0, 1} (any dtype).
+        from_logits: apply a sigmoid to ``preds`` first.
+        threshold: probability at or above which a label is predicted for F1.
+        mask: optional boolean ``[N]`` selecting the evaluated nodes (the split).
+
+    Returns:
+        ``micro_f1``, ``macro_f1``, ``macro_auroc``, ``macro_ap`` (floats, NaN when
+        undefined) and the integer counts ``n_labels_evaluated``, ``n_labels_excluded``.
+    """
+    if preds.dim() != 2 or preds.shape != target.shape:
+        raise ValueError(
+            "preds and target must both be [N, C] with equal shapes, got "
+            f"{tuple(preds.shape)} and {tuple(target.shape)}"
+        )
+    if mask is not None:
+        preds, target = preds[mask], target[mask]
+    probs = preds.detach().float()
+    probs = probs.sigmoid() if from_logits else probs
+    target = target.detach().long()
+    n_pos = target.sum(0)
+    n_nodes = target.size(0)
+    kept = n_pos > 0
+    n_kept = int(kept.sum())
+    result: dict[str, float] = dict.fromkeys(METRIC_KEYS, math.nan)
+    result["n_labels_evaluated"] = n_kept
+    result["n_labels_excluded"] = int(target.size(1) - n_kept)
+    if n_kept == 0:
+        return result
+
+    hard = (probs >= threshold).long()
+    tp = (hard * target).sum(0).double()
+    fp = (hard * (1 - target)).sum(0).double()
+    fn = ((1 - hard) * target).sum(0).double()
+    result["micro_f1"] = float(_f1(tp.sum(), fp.sum(), fn.sum()))
+    result["macro_f1"] = float(_f1(tp, fp, fn)[kept].mean())
+
+    result["macro_ap"] = _macro(binary_average_precision, probs, target, kept)
+    result["macro_auroc"] = _macro(binary_auroc, probs, target, kept & (n_pos < n_nodes))
+    return result
+
+
+def _macro(metric, probs: Tensor, target: Tensor, labels: Tensor) -> float:
+    """Unweighted mean of a binary ranking metric over the selected label columns."""
+    # Per label: torchmetrics' multilabel variants refuse a single label.
+    values = [float(metric(probs[:, c], target[:, c])) for c in labels.nonzero().flatten()]
+    return sum(values) / len(values) if values else math.nan
