@@ -1,0 +1,23 @@
+"""``train.py`` / ``graphnetz-train``: one Hydra run or a ``-m`` sweep of runs."""
+
+from __future__ import annotations
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from graphnetz.training.resolve import CONF_DIR
+from graphnetz.training.run import run_experiment
+
+
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+def main(cfg: DictConfig) -> float | None:
+    record = run_experiment(cfg, HydraConfig.get().runtime.output_dir)
+    if record["status"] != "ok":
+        return None
+    split = "test" if "test" in record["metrics"] else "val"
+    return record["metrics"][split].get(record["primary_metric"])  # what a sweeper optimises
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Node encoders: one message-passing stack, five layer choices (GCN, GAT, SAGE, GT, MLP).
+
+Every encoder maps ``(x, edge_index) -> [N, out_channels]``. For node classification
+``out_channels`` is the number of classes; the task adapters (graph pooling, link decoders)
+ask for ``out_channels = hidden_channels`` and put their own head on top.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import GATConv, GCNConv, SAGEConv, TransformerConv
+
+NODE_LEVEL_TASKS = frozenset({"node_cls", "ml_node_cls", "graph_cls", "graph_reg", "link_pred"})
+
+
+class NodeEncoder(nn.Module):
+    """``num_layers`` layers built by :meth:`make_layer`, ReLU + dropout between them.
+
+    Subclasses only say how one layer is made; everything else (depth, dropout, the
+    task types they can serve through adapters) is shared.
+    """
+
+    task_types: ClassVar[frozenset[str]] = NODE_LEVEL_TASKS
+    uses_edges: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int = 64,
+        out_channels: int | None = None,
+        num_layers: int = 2,
+        dropout: float = 0.5,
+        **layer_kwargs,
+    ) -> None:
+        super().__init__()
+        if num_layers < 1:
+            raise ValueError(f"num_layers must be >= 1, got {num_layers!r}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        if hidden_channels < 1:
+            raise ValueError(f"hidden_channels must be >= 1, got {hidden_channels!r}")
+        out_channels = hidden_channels if out_channels is None else out_channels
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.dropout = dropout
+        dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
+        self.layers = nn.ModuleList(
+            self.make_layer(d_in, d_out, last=i == num_layers - 1, **layer_kwargs)
+            for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:], strict=True))
+        )
+
+    def make_layer(self, d_in: int, d_out: int, last: bool, **kwargs) -> nn.Module:
+        raise NotImplementedError
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        for i, layer in enumerate(self.layers):
+            x = F.dropout(x, p=self.dropout, training=self.training)
+            x = layer(x, edge_index) if self.uses_edges else layer(x)
+            if i < len(self.layers) - 1:
+                x = F.relu(x)
+        return x
+
+
+class GCN(NodeEncoder):
+    """Kipf & Welling (2017): symmetric-normalised graph convolution."""
+
+    def make_layer(self, d_in, d_out, last, cached: bool = False):
+        return GCNConv(d_in, d_out, cached=cached)
+
+
+class GraphSAGE(NodeEncoder):
+    """Hamilton et al. (2017), mean aggregation over the full neighbourhood."""
+
+    def make_layer(self, d_in, d_out, last, aggr: str = "mean"):
+        return SAGEConv(d_in, d_out, aggr=aggr)
+
+
+class _MultiHead(NodeEncoder):
+    """Attention encoders: hidden layers concatenate ``heads`` heads, the last one averages."""
+
+    conv: ClassVar[type]
+
+    def __init__(self, in_channels, hidden_channels=64, out_channels=None, num_layers=2,
+                 dropout=0.5, heads: int = 8, attn_dropout: float = 0.6, **kw):
+        if heads < 1:
+            raise ValueError(f"heads must be >= 1, got {heads!r}")
+        if hidden_channels % heads:
+            raise ValueError(
+                f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})"
+            )
+        super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout,
+                         heads=heads, attn_dropout=attn_dropout, **kw)
+
+    def make_layer(self, d_in, d_out, last, heads, attn_dropout):
+        if last:
+            return self.conv(d_in, d_out, heads=1, concat=False, dropout=attn_dropout)
+        return self.conv(d_in, d_out // heads, heads=heads, dropout=attn_dropout)
+
+
+class GAT(_MultiHead):
+    """Veličković et al. (2018), multi-head additive attention."""
+
+    conv = GATConv
+
+
+class GraphTransformer(_MultiHead):
+    """Shi et al. (2021), TransformerConv (scaled dot-product attention over neighbours)."""
+
+    conv = TransformerConv
+
+
+class MLP(NodeEncoder):
+    """Features only: the same stack with linear layers, edges ignored (a graph-free baseline)."""
+
+    uses_edges = False
+
+    def make_layer(self, d_in, d_out, last):
+        return nn.Linear(d_in, d_out)
+
+
+def count_parameters(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+__all__ = ["GAT", "GCN", "MLP", "GraphSAGE", "GraphTransformer", "NodeEncoder",
+           "count_parameters"]

@@ -1,0 +1,150 @@
+"""The shared LightningModule of every task type.
+
+A task type (node_cls, graph_cls, graph_reg, link_pred, ml_node_cls) is one subclass that
+says how to prepare its data (:meth:`prepare`), how to compute the training loss
+(:meth:`training_loss`), how to turn a batch into predictions and targets per split
+(:meth:`predict_splits`) and how to score them (:meth:`score`). The base class owns the
+optimiser (Adam with the task's SPEC §5 defaults), the per-epoch history, early stopping
+and model selection, so every task type records results the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import lightning as L
+import torch
+from torch import Tensor, nn
+
+from graphnetz.tasks.selection import SELECTIONS, select_epoch
+
+SPLITS = ("train", "val", "test")
+
+
+@dataclass
+class TaskData:
+    """What a task type prepared from a dataset for one run (one seed)."""
+
+    train_loader: Any
+    eval_loaders: list[Any]
+    in_channels: int
+    out_channels: int
+    # Model-building extras a task needs (e.g. number of relations), and facts for the record.
+    extras: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    # The full graph for hooks such as DeepWalk's ``prepare`` (node-level tasks only).
+    graph: Any = None
+
+
+class GraphTask(L.LightningModule):
+    task_type: ClassVar[str]
+    primary_metric: ClassVar[str]
+    direction: ClassVar[str]  # "max" or "min"
+    default_lr: ClassVar[float] = 1e-3
+    default_weight_decay: ClassVar[float] = 0.0
+    # The split whose metric is the run's result; "val" only for datasets without a test set.
+    report_split: ClassVar[str] = "test"
+
+    def __init__(
+        self,
+        model: nn.Module,
+        lr: float | None = None,
+        weight_decay: float | None = None,
+        selection: str = "final",
+        patience: int | None = None,
+    ) -> None:
+        super().__init__()
+        if selection not in SELECTIONS:
+            raise ValueError(f"task.selection={selection!r} is not valid; choose one of {list(SELECTIONS)}")
+        if selection == "best_val" and self.report_split == "val":
+            raise ValueError(
+                "task.selection=best_val is refused: the reported metric of this task is the "
+                "validation series itself, so picking its best epoch would report an optimistic "
+                "maximum. Use task.selection=final."
+            )
+        if patience is not None and (selection != "best_val" or patience < 1):
+            raise ValueError(
+                f"task.patience={patience!r} needs task.selection=best_val and a value >= 1 "
+                "(early stopping watches the validation metric)"
+            )
+        self.model = model
+        self.lr = self.default_lr if lr is None else float(lr)
+        self.weight_decay = self.default_weight_decay if weight_decay is None else float(weight_decay)
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"task.lr must be a positive number, got {lr!r}")
+        self.selection = selection
+        self.patience = patience
+        self.history: list[dict[str, float]] = []
+        self._train_losses: list[float] = []
+        self._eval_outputs: dict[str, list] = defaultdict(list)
+        self._epoch_start = time.perf_counter()
+
+    # ---- what subclasses define -------------------------------------------------------
+    def training_loss(self, batch) -> Tensor:
+        raise NotImplementedError
+
+    def predict_splits(self, batch, dataloader_idx: int) -> dict[str, tuple[Tensor, Tensor]]:
+        """Predictions and targets per split name for one evaluation batch."""
+        raise NotImplementedError
+
+    def score(self, preds: Tensor, targets: Tensor) -> dict[str, float]:
+        raise NotImplementedError
+
+    # ---- Lightning hooks -----------------------------------------------------------
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+
+    def training_step(self, batch, batch_idx):
+        loss = self.training_loss(batch)
+        self._train_losses.append(loss.detach())
+        return loss
+
+    def validation_step(self, batch, batch_idx, dataloader_idx: int = 0):
+        for split, (preds, targets) in self.predict_splits(batch, dataloader_idx).items():
+            self._eval_outputs[split].append((preds.detach(), targets.detach()))
+
+    def on_validation_epoch_end(self) -> None:
+        if self.trainer.sanity_checking:
+            self._eval_outputs.clear()
+            return
+        row: dict[str, float] = {"epoch": int(self.current_epoch)}
+        if self._train_losses:
+            row["train_loss"] = float(torch.stack(self._train_losses).mean())
+        for split in SPLITS:
+            outs = self._eval_outputs.get(split)
+            if not outs:
+                continue
+            preds = torch.cat([p for p, _ in outs])
+            targets = torch.cat([t for _, t in outs])
+            for name, value in self.score(preds, targets).items():
+                row[f"{split}_{name}"] = float(value)
+        self._train_losses.clear()
+        self._eval_outputs.clear()
+        self.history.append(row)
+        if self.patience is not None and self._should_stop_early():
+            self.trainer.should_stop = True
+
+    def _should_stop_early(self) -> bool:
+        key = f"val_{self.primary_metric}"
+        best = select_epoch(self.history, key, self.direction, "best_val")
+        return len(self.history) - 1 - best >= self.patience
+
+    # ---- results ------------------------------------------------------------------
+    def selected_epoch(self) -> int:
+        return select_epoch(self.history, f"val_{self.primary_metric}", self.direction, self.selection)
+
+    def selected_metrics(self) -> dict[str, dict[str, float]]:
+        """Metrics per split at the selected epoch (``train`` also carries the loss)."""
+        if not self.history:
+            raise RuntimeError("no epoch was evaluated; is trainer.max_epochs >= 1?")
+        row = self.history[self.selected_epoch()]
+        metrics: dict[str, dict[str, float]] = {split: {} for split in SPLITS}
+        for key, value in row.items():
+            split, _, name = key.partition("_")
+            if split in metrics:
+                metrics[split][name] = value
+        return {split: values for split, values in metrics.items() if values}

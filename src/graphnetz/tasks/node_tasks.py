@@ -1,0 +1,118 @@
+"""Full-batch node-level tasks on one graph: single-label (node_cls) and multi-label (ml_node_cls)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.utils.data import DataLoader
+from torchmetrics.functional.classification import multiclass_accuracy
+
+from graphnetz.data.splits import random_node_split
+from graphnetz.tasks.base import GraphTask, TaskData
+
+MASKS = ("train_mask", "val_mask", "test_mask")
+
+
+def _first(batch: list) -> Any:
+    return batch[0]
+
+
+def full_batch_loader(graph) -> DataLoader:
+    """A loader yielding the whole graph once per epoch (full-batch training)."""
+    return DataLoader([graph], batch_size=1, collate_fn=_first)
+
+
+def require_attributes(data, names, task_type: str) -> None:
+    missing = [n for n in names if getattr(data, n, None) is None]
+    if missing:
+        present = sorted(k for k in data.keys()) if hasattr(data, "keys") else []
+        raise ValueError(
+            f"dataset for task {task_type!r} misses attribute(s) {missing}; "
+            f"it has {present}. Add them to the Data object (or choose another task type)."
+        )
+
+
+def node_split(data, seed: int, split: dict | None, task_type: str):
+    """The dataset's masks (column ``seed % K`` of [N, K] masks), else a seeded random split.
+
+    ``split`` comes from the dataset config: ``{"type": "random", "train": .6, "val": .2}``
+    asks for a seeded split even when masks exist; None uses the masks and requires them.
+    """
+    data = data.clone()
+    if split and split.get("type", "canonical") == "random":
+        data.train_mask, data.val_mask, data.test_mask = random_node_split(
+            data.num_nodes, seed, split.get("train", 0.6), split.get("val", 0.2))
+        return data, {"split": f"random (seed {seed})"}
+    require_attributes(data, MASKS, task_type)
+    info = {"split": "canonical"}
+    if data.train_mask.dim() == 2:
+        k = data.train_mask.size(1)
+        column = seed % k
+        for name in MASKS:
+            setattr(data, name, getattr(data, name)[:, column])
+        info = {"split": f"predefined split {column} of {k} (seed % {k})"}
+    return data, info
+
+
+class NodeTask(GraphTask):
+    """Shared full-batch mechanics; subclasses give loss and scores."""
+
+    label_dtype: ClassVar[torch.dtype]
+
+    @classmethod
+    def prepare(cls, dataset, seed: int, split: dict | None = None) -> TaskData:
+        data = dataset[0] if not hasattr(dataset, "edge_index") else dataset
+        require_attributes(data, ("x", "edge_index", "y"), cls.task_type)
+        data, info = node_split(data, seed, split, cls.task_type)
+        data.y = data.y.to(cls.label_dtype)
+        loader = full_batch_loader(data)
+        info.update(num_nodes=int(data.num_nodes), num_edges=int(data.edge_index.size(1)),
+                    **{f"n_{m.split('_')[0]}": int(getattr(data, m).sum()) for m in MASKS})
+        if getattr(data, "feature_note", None):
+            info["features"] = data.feature_note
+        return TaskData(loader, [loader], data.num_features, cls.num_outputs(data),
+                        info=info, graph=data)
+
+    @staticmethod
+    def num_outputs(data) -> int:
+        raise NotImplementedError
+
+    def training_loss(self, data) -> Tensor:
+        out = self.model(data.x, data.edge_index)
+        loss = self.loss(out[data.train_mask], data.y[data.train_mask])
+        extra = getattr(self.model, "extra_loss", None)
+        if extra is not None:
+            loss = loss + extra(data, data.train_mask)
+        return loss
+
+    def predict_splits(self, data, dataloader_idx: int = 0):
+        out = self.model(data.x, data.edge_index)
+        return {split: (out[data[f"{split}_mask"]], data.y[data[f"{split}_mask"]])
+                for split in ("train", "val", "test")}
+
+
+class NodeClassificationTask(NodeTask):
+    """Single-label node classification: cross-entropy, accuracy (SPEC §5)."""
+
+    task_type = "node_cls"
+    primary_metric = "accuracy"
+    direction = "max"
+    default_lr = 1e-2
+    default_weight_decay = 5e-4
+    label_dtype = torch.long
+
+    @staticmethod
+    def num_outputs(data) -> int:
+        return int(data.y.max()) + 1
+
+    def loss(self, logits: Tensor, y: Tensor) -> Tensor:
+        return F.cross_entropy(logits, y)
+
+    def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
+        if y.numel() == 0:
+            return {"accuracy": float("nan")}
+        acc = multiclass_accuracy(logits, y, num_classes=logits.size(-1), average="micro")
+        return {"accuracy": float(acc)}

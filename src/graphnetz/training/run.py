@@ -1,0 +1,118 @@
+"""The run protocol (SPEC §3): one dataset x task x model x seed -> one run record.
+
+``run_experiment`` never raises for a problem of the run itself: an incompatible
+model/task pair is recorded as ``skipped``, any error as ``failed``, so one run can never
+stop a sweep. The record is written atomically into the run directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import get_class, instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from graphnetz.data.loading import load_dataset
+from graphnetz.models.build import build_model, incompatibility
+from graphnetz.training.record import (
+    RECORD_NAME,
+    SCHEMA_VERSION,
+    library_versions,
+    write_json_atomic,
+)
+from graphnetz.training.resolve import resolve_run
+from graphnetz.training.seeding import seed_everything
+
+log = logging.getLogger("graphnetz")
+
+
+def _quiet_lightning() -> None:
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda",
+                 "lightning.fabric.utilities.seed", "lightning.pytorch"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
+    warnings.filterwarnings("ignore", message=".*Total length of .* across ranks is zero.*")
+    warnings.filterwarnings("ignore", message=".*You defined a `validation_step` but have no.*")
+    warnings.filterwarnings("ignore", message=".*is an invalid value for `num_sanity_val_steps`.*")
+
+
+def _base_record(cfg: DictConfig, run_dir: Path | None) -> dict[str, Any]:
+    dataset = cfg.get("dataset") or {}
+    model = cfg.get("model") or {}
+    return {
+        "schema_version": SCHEMA_VERSION, "status": None, "reason": None, "error": None,
+        "task": None, "dataset": dataset.get("name"), "category": dataset.get("category"),
+        "task_type": None, "model": model.get("name"), "seed": cfg.get("seed"),
+        "primary_metric": None, "direction": None, "metrics": {}, "selection": None,
+        "selected_epoch": None, "epochs_run": 0, "history": [], "data": {},
+        "wall_time_s": None, "config": OmegaConf.to_container(cfg, resolve=False),
+        "versions": library_versions(), "run_dir": str(run_dir) if run_dir else None,
+    }
+
+
+def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any]:
+    """Run the protocol, filling ``record`` in place; raises on failure."""
+    spec = resolve_run(cfg)
+    task_cls = get_class(spec.task_cfg["_target_"])
+    record.update(task=f"{spec.dataset}/{spec.task_type}", task_type=spec.task_type,
+                  primary_metric=task_cls.primary_metric, direction=task_cls.direction,
+                  selection=spec.selection)
+    reason = incompatibility(cfg.model, spec.task_type)
+    if reason is not None:  # checked before any data is loaded
+        record.update(status="skipped", reason=reason)
+        return record
+
+    seed_everything(spec.seed)
+    dataset = load_dataset(cfg.dataset.loader, cfg.paths.data_dir, cfg.paths.get("data_mirror"),
+                           seed=spec.seed)
+    split = cfg.dataset.get("split")
+    split = OmegaConf.to_container(split, resolve=True) if split is not None else None
+    data = task_cls.prepare(dataset, seed=spec.seed, split=split)
+    seed_everything(spec.seed)  # model init does not depend on how much randomness data prep used
+    model = build_model(cfg.model, spec.task_type, data.in_channels, data.out_channels, **data.extras)
+    if hasattr(model, "prepare"):
+        model.prepare(data.graph, spec.seed)
+    module = instantiate(spec.task_cfg, model=model, _convert_="all")
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    trainer_cfg["max_epochs"] = spec.max_epochs
+    trainer = instantiate(trainer_cfg)
+    trainer.fit(module, train_dataloaders=data.train_loader, val_dataloaders=data.eval_loaders)
+    record.update(status="ok", metrics=module.selected_metrics(),
+                  selected_epoch=module.history[module.selected_epoch()]["epoch"],
+                  epochs_run=len(module.history), history=module.history, data=data.info)
+    return record
+
+
+def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[str, Any]:
+    """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given)."""
+    _quiet_lightning()
+    run_dir = Path(run_dir) if run_dir is not None else None
+    start = time.perf_counter()
+    record = _base_record(cfg, run_dir)
+    try:
+        train_and_evaluate(cfg, record)
+    except Exception as err:  # a failed run is a result, never the end of the sweep
+        record.update(status="failed", reason=f"{type(err).__name__}: {err}",
+                      error=traceback.format_exc())
+        log.error("run failed: %s: %s", type(err).__name__, err)
+    record["wall_time_s"] = round(time.perf_counter() - start, 4)
+    if run_dir is not None:
+        write_json_atomic(run_dir / RECORD_NAME, record)
+    log.info("%s", summarize(record))
+    return record
+
+
+def summarize(record: dict[str, Any]) -> str:
+    head = f"{record.get('task') or record.get('dataset')} {record.get('model')} seed={record.get('seed')}"
+    if record["status"] != "ok":
+        return f"{head}: {record['status']} ({record.get('reason')})"
+    metric = record["primary_metric"]
+    value = record["metrics"].get("test", record["metrics"].get("val", {})).get(metric)
+    return (f"{head}: test {metric}={value:.4f} (epoch {record['selected_epoch']}, "
+            f"{record['wall_time_s']:.1f} s)")
