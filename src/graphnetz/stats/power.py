@@ -30,7 +30,10 @@ def paired_t_power(diff_std: float, delta: float, n_seeds: int, alpha: float = 0
         return 1.0 if delta != 0 else alpha
     ncp = abs(delta) * np.sqrt(n) / diff_std
     c = stats.t.ppf(1.0 - alpha / 2.0, n - 1)
-    return float(stats.nct.sf(c, n - 1, ncp) + stats.nct.cdf(-c, n - 1, ncp))
+    upper = stats.nct.sf(c, n - 1, ncp)
+    # The opposite tail is negligible here (< upper) but scipy can return NaN for it.
+    lower = np.nan_to_num(stats.nct.cdf(-c, n - 1, ncp), nan=0.0)
+    return float(min(1.0, upper + lower))
 
 
 def seeds_needed(

@@ -1,0 +1,44 @@
+"""Shared cell logic of the tables: best model per task and CI overlap with the best."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+
+def mark_best(summary: pd.DataFrame) -> pd.DataFrame:
+    """Add ``best`` (best mean of its task, by direction; ties all best) and ``overlaps_best``
+    (CI intersects the best's CI; False when either CI is undefined) to a summary frame."""
+    out = summary.copy()
+    out["best"] = False
+    out["overlaps_best"] = False
+    for _, group in out.groupby("task", sort=False):
+        higher = group["direction"].iloc[0] == "max"
+        target = group["mean"].max() if higher else group["mean"].min()
+        best = group.index[np.isclose(group["mean"], target, rtol=0, atol=1e-12)]
+        out.loc[best, "best"] = True
+        b = out.loc[best[0]]
+        for i in group.index.difference(best):
+            r = out.loc[i]
+            if all(map(math.isfinite, (r["low"], r["high"], b["low"], b["high"]))):
+                out.loc[i, "overlaps_best"] = bool(r["low"] <= b["high"] and b["low"] <= r["high"])
+    return out
+
+
+def num(x: float, digits: int = 4) -> str:
+    """Fixed-point number, or "n/a" when undefined (NaN)."""
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def pval(p: float) -> str:
+    """p-value with 3 significant digits, "n/a" when untestable."""
+    if p is None or not math.isfinite(p):
+        return "n/a"
+    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def slug(name: str) -> str:
+    """File-name-safe form of a task name: ``cora/node_cls`` -> ``cora_node_cls``."""
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in name).strip("_") or "task"

@@ -1,0 +1,134 @@
+"""LaTeX tables (booktabs): summary cells ``$mean_{\\pm h}$``, pairwise tests, mean ranks."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .atomic import write_text
+from .cells import mark_best, num, pval
+
+if TYPE_CHECKING:
+    from .core import BenchmarkReport
+
+_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}  # fmt: skip
+
+
+def escape(text: str) -> str:
+    return "".join(_ESCAPES.get(c, c) for c in str(text))
+
+
+def _cell(r: pd.Series) -> str:
+    h = r"\mathrm{n/a}" if not math.isfinite(r["half_width"]) else num(r["half_width"])
+    mean = num(r["mean"])
+    body = rf"\mathbf{{{mean}}}" if r["best"] else mean
+    cell = f"${body}_{{\\pm {h}}}$"
+    return rf"\underline{{{cell}}}" if r["overlaps_best"] else cell
+
+
+def summary_table(report: BenchmarkReport) -> str:
+    s = mark_best(report.summary())
+    tasks = list(dict.fromkeys(s["task"]))
+    models = list(dict.fromkeys(s["model"]))
+    arrows = {t: r"$\uparrow$" if report.direction(t) == "max" else r"$\downarrow$" for t in tasks}
+    level = f"{100 * (1 - report.alpha):g}"
+    kind = "Student-t" if report.ci == "t" else f"percentile bootstrap (B = {report.n_resamples})"
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{Mean over seeds with the " + level + r"\,\% " + kind + r" CI half-width "
+        r"$\pm h$. Bold: best mean per task (by the metric's direction, $\uparrow$ higher is "
+        r"better, $\downarrow$ lower is better). Underlined: CI overlaps the best model's CI. "
+        r"n/a: CI undefined (a single seed).}",
+        r"\label{tab:summary}",
+        r"\begin{tabular}{l" + "c" * len(tasks) + "}",
+        r"\toprule",
+        "Model & " + " & ".join(f"{escape(t)} {arrows[t]}" for t in tasks) + r" \\",
+        r"\midrule",
+    ]
+    for m in models:
+        cells = []
+        for t in tasks:
+            row = s[(s["task"] == t) & (s["model"] == m)]
+            cells.append(_cell(row.iloc[0]) if len(row) else "--")
+        lines.append(f"{escape(m)} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def pairwise_table(report: BenchmarkReport) -> str:
+    pw = report.pairwise()
+    method = "paired t" if report.pairwise_method == "t" else "Wilcoxon signed-rank"
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{Pairwise comparisons within each task on seed-aligned differences "
+        r"$\Delta\mu = \bar{x}_A - \bar{x}_B$. Both p-values are Holm-adjusted across the "
+        r"pairs of the task. $^{*}$: significant at $\alpha = "
+        + f"{report.alpha:g}"
+        + r"$ by the "
+        + method
+        + r" test (the active method). Agree: both tests reach the same decision.}",
+        r"\label{tab:pairwise}",
+        r"\begin{tabular}{lllrrrrl}",
+        r"\toprule",
+        r"Task & A & B & $n$ & $\Delta\mu$ & $p_t$ (Holm) & $p_W$ (Holm) & Agree \\",
+    ]
+    active = "t_p_holm" if report.pairwise_method == "t" else "w_p_holm"
+    for task in dict.fromkeys(pw["task"]):
+        lines.append(r"\midrule")
+        for r in pw[pw["task"] == task].to_dict("records"):
+            ps = {}
+            for col in ("t_p_holm", "w_p_holm"):
+                ps[col] = pval(r[col]) + ("$^{*}$" if col == active and r["significant"] else "")
+            agree = "n/a" if pd.isna(r["agree"]) else ("yes" if r["agree"] else "no")
+            lines.append(
+                f"{escape(task)} & {escape(r['model_a'])} & {escape(r['model_b'])} & "
+                f"{r['n_common']} & {num(r['mean_diff'])} & {ps['t_p_holm']} & "
+                f"{ps['w_p_holm']} & {agree} \\\\"
+            )
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def ranks_table(report: BenchmarkReport) -> str | None:
+    cd = report.critical_difference()
+    if not cd.applicable:
+        return None
+    f = cd.ranks.friedman
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{Mean ranks over $N = {f.n_tasks}$ tasks (1 = best). Friedman "
+        rf"$\chi^2_F = {f.statistic:.2f}$, $p = {pval(f.pvalue)}$; Iman--Davenport "
+        rf"$F = {f.iman_davenport:.2f}$, $p = {pval(f.iman_davenport_pvalue)}$; Nemenyi "
+        rf"$CD_{{{report.alpha:g}}} = {cd.cd:.2f}$.}}",
+        r"\label{tab:ranks}",
+        r"\begin{tabular}{lr}",
+        r"\toprule",
+        r"Model & Mean rank \\",
+        r"\midrule",
+    ]
+    lines += [f"{escape(m)} & {v:.2f} \\\\" for m, v in cd.mean_ranks.items()]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def write_tables(report: BenchmarkReport, directory: str | Path) -> list[Path]:
+    """Write summary.tex, pairwise.tex and (when applicable) ranks.tex."""
+    directory = Path(directory)
+    paths = [
+        write_text(directory / "summary.tex", summary_table(report)),
+        write_text(directory / "pairwise.tex", pairwise_table(report)),
+    ]
+    ranks = ranks_table(report)
+    if ranks is not None:
+        paths.append(write_text(directory / "ranks.tex", ranks))
+    return paths

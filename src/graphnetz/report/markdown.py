@@ -1,0 +1,179 @@
+"""Human-readable ``report.md``."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .cells import mark_best, num, pval, slug
+
+if TYPE_CHECKING:
+    from .core import BenchmarkReport
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = [
+        "| " + " | ".join(h.replace("|", "\\|") for h in header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    return out + [""]
+
+
+def _img(figures: str | None, name: str, alt: str) -> list[str]:
+    return [f"![{alt}]({figures}/{name}.png)", ""] if figures else []
+
+
+def summary_lines(report: BenchmarkReport) -> list[str]:
+    s = mark_best(report.summary())
+    level = f"{100 * (1 - report.alpha):g}%"
+    rows = []
+    for r in s.to_dict("records"):
+        mean = f"{num(r['mean'])} ± {num(r['half_width'])}"
+        ci = "n/a" if not math.isfinite(r["low"]) else f"[{num(r['low'])}, {num(r['high'])}]"
+        arrow = "↑" if r["direction"] == "max" else "↓"
+        rows.append([r["task"], f"{r['metric']} {arrow}", r["model"], r["n"],
+                     f"**{mean}**" if r["best"] else mean, ci])  # fmt: skip
+    return _table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
+
+
+def _runs(title: str, entries: list[dict], key: str) -> list[str]:
+    lines = [f"### {title} ({len(entries)})", ""]
+    if not entries:
+        return lines + ["None.", ""]
+    for e in entries:
+        who = "/".join(str(e.get(k)) for k in ("task", "model", "seed") if e.get(k) is not None)
+        where = f" — `{e['path']}`" if e.get("path") else ""
+        reason = str(e.get(key, "")).strip().splitlines()
+        lines.append(f"- {who or 'run'}{where}: {reason[-1] if reason else 'no reason given'}")
+    return lines + [""]
+
+
+def _wilcoxon_floor(pw: pd.DataFrame, alpha: float) -> list[str]:
+    """Say plainly when too few seeds make a significant Wilcoxon result impossible."""
+    testable = pw[pw["n_common"] >= 2]
+    if testable.empty:
+        return []
+    s, m = int(testable["n_common"].max()), len(testable)
+    floor = min(1.0, m * 2.0 / 2**s)  # most extreme exact two-sided p, times Holm's m
+    if floor <= alpha:
+        return []
+    return [f"With at most {s} common seeds and {m} pair(s), the smallest possible "
+            f"Holm-adjusted Wilcoxon p is {pval(floor)} > α = {alpha:g}: no Wilcoxon "
+            "comparison can be significant here; more seeds are needed.", ""]  # fmt: skip
+
+
+def render(report: BenchmarkReport, figures: str | None = None) -> str:
+    """The whole report as Markdown; ``figures`` is the relative folder of the PNGs, if any."""
+    ci_kind = (
+        "Student-t"
+        if report.ci == "t"
+        else f"percentile bootstrap (B = {report.n_resamples}, seed {report.bootstrap_seed})"
+    )
+    method = "paired t-test" if report.pairwise_method == "t" else "Wilcoxon signed-rank test"
+    metric = report.metric or "each task's primary metric (test split)"
+    L = [
+        "# GraphNetz statistical report",
+        "",
+        f"- metric: {metric}",
+        f"- significance level α = {report.alpha:g}; CI: {100 * (1 - report.alpha):g}% {ci_kind}",
+        f"- pairwise significance by the {method} (Holm-adjusted within each task)",
+        f"- tasks: {len(report.tasks)}, models: {len(report.models)}, "
+        f"analysed values: {len(report.selected())}",
+        f"- source: {report.provenance.get('source', 'n/a')} "
+        f"{' '.join(report.provenance.get('paths', []))}".rstrip(),
+        "",
+    ]
+    if report.excluded_tasks():
+        L += [f"Tasks without metric `{report.metric}` (not analysed): "
+              + ", ".join(report.excluded_tasks()), ""]  # fmt: skip
+
+    L += ["## Summary", "",
+          "Mean over seeds ± CI half-width h; best mean per task in bold. "
+          "n/a: a single seed, so the CI is undefined.", ""]  # fmt: skip
+    L += summary_lines(report)
+    L += _img(figures, "dashboard", "all tasks")
+
+    L += ["## Pairwise comparisons within each task", "",
+          "Δμ = mean over common seeds of (A − B). p-values of both tests are Holm-adjusted "
+          f"across the pairs of the task; *significant* follows the {method}; *agree* says "
+          "whether both tests reach the same decision. Untestable pairs (fewer than 2 common "
+          "seeds) are listed, not dropped.", ""]  # fmt: skip
+    pw = report.pairwise()
+    for task in report.tasks:
+        L += [f"### {task}", ""]
+        rows = []
+        for r in pw[pw["task"] == task].to_dict("records"):
+            agree = "n/a" if pd.isna(r["agree"]) else ("yes" if r["agree"] else "no")
+            sig = (f"yes ({r['better']} better)" if r["significant"] else
+                   "n/a" if "untestable" in r["note"] else "no")  # fmt: skip
+            rows.append([r["model_a"], r["model_b"], r["n_common"], num(r["mean_diff"]),
+                         pval(r["t_p_holm"]), pval(r["w_p_holm"]), agree, sig, r["note"]])  # fmt: skip
+        L += _wilcoxon_floor(pw[pw["task"] == task], report.alpha)
+        if rows:
+            L += _table(["A", "B", "n", "Δμ (A−B)", "p_t (Holm)", "p_W (Holm)", "agree",
+                         "significant", "note"], rows)  # fmt: skip
+        else:
+            L += ["Only one model: nothing to compare.", ""]
+        L += _img(figures, f"task_{slug(task)}", task)
+        if rows:
+            L += _img(figures, f"pairwise_{slug(task)}", f"{task} pairwise p")
+
+    L += ["## Across tasks: Friedman test and Nemenyi critical difference", ""]
+    cd = report.critical_difference()
+    ranks = cd.ranks
+    if ranks.dropped_models:
+        L += [f"Models not present on every task, left out of the ranking: "
+              f"{', '.join(ranks.dropped_models)}.", ""]  # fmt: skip
+    if not ranks.applicable:
+        L += [ranks.conclusion, ""]
+    else:
+        f = ranks.friedman
+        L += _table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
+        L += [
+            f"- Friedman χ²_F = {f.statistic:.3f} (dof {f.dof}), p = {pval(f.pvalue)}",
+            f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
+            f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}",
+            f"- Nemenyi CD (α = {report.alpha:g}, q_α = {cd.q_alpha:.3f}, N = {f.n_tasks}, "
+            f"k = {f.k}) = {cd.cd:.3f}",
+            "- groups not separated by CD: "
+            + ("; ".join("{" + ", ".join(c) + "}" for c in cd.cliques) or "none"),
+            "",
+            f"**{ranks.conclusion}**",
+            "",
+        ]
+        L += _img(figures, "cd_diagram", "critical difference diagram")
+        L += ["How to read the CD diagram: models sit on the axis at their mean rank "
+              "(1 = best, on the left). Models joined by a red bar differ by less than the "
+              "critical difference CD and are not significantly different by Nemenyi.", ""]  # fmt: skip
+
+    L += ["## Seed advisor", "",
+          "From the pilot standard deviation σ_d of per-seed differences: *mdd* is the smallest "
+          "true difference the paired t-test detects with power 0.8 at the current number of "
+          "seeds; *seeds needed* is the number of seeds to detect the observed |Δμ| with power "
+          "0.8 (optimistic: the observed difference is itself uncertain).", ""]  # fmt: skip
+    pwr = report.power()
+    rows = [[r["task"], r["model_a"], r["model_b"], r["n_common"], num(r["diff_std"]),
+             num(r["mdd"]), num(r["delta"]),
+             "n/a" if pd.isna(r["seeds_needed"]) else int(r["seeds_needed"])]
+            for r in pwr.to_dict("records")]  # fmt: skip
+    if rows:
+        L += _table(["task", "A", "B", "n", "σ_d", "mdd", "Δ targeted", "seeds needed"], rows)
+    L += _img(figures, "seed_advisor", "seed advisor")
+
+    L += ["## Runs not analysed", ""]
+    L += _runs("Skipped", report.skipped, "reason")
+    L += _runs("Failed", report.failed, "error")
+    L += _runs("Unreadable", report.unreadable, "reason")
+    if report.duplicates:
+        L += [f"Duplicate results ignored (first kept): {len(report.duplicates)}", ""]
+    versions = report.provenance.get("versions") or {}
+    if versions:
+        L += ["## Provenance", ""]
+        L += [
+            f"- {lib}: {', '.join(v) if isinstance(v, list) else v}" for lib, v in versions.items()
+        ]
+        L += [""]
+    return "\n".join(L)
