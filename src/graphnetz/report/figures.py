@@ -144,8 +144,7 @@ def pairwise_heatmap(pw: pd.DataFrame, models: list[str], alpha: float) -> plt.F
     with plt.rc_context(STYLE):
         size = 1.6 + 0.6 * k
         fig, ax = plt.subplots(figsize=(size + 1.0, size))
-        cmap = plt.get_cmap("Blues_r").copy()
-        cmap.set_bad("#eeeeee")
+        cmap = plt.get_cmap("Blues_r").with_extremes(bad="#eeeeee")
         im = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, vmin=0, vmax=1)
         for i in range(k):
             for j in range(k):
