@@ -1,0 +1,98 @@
+"""``python -m graphnetz.analysis dataset=<name> [paths.data_mirror=...] [out=<folder>]``.
+
+Composes the project's Hydra config from ``conf/`` (any override works, e.g.
+``dataset=ml_synthetic dataset.loader.alpha=8 seed=3``), loads the dataset through its
+config's ``loader`` and writes ``statistics.csv/.md``, ``ccns.csv`` and the label-count
+histogram and CCNS heatmap (PNG + PDF) to ``out`` (default
+``<paths.output_dir>/analysis/<dataset>/``), printing the statistics row.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+CONF_ENV = "GRAPHNETZ_CONF_DIR"
+
+
+def find_conf_dir() -> Path:
+    """``$GRAPHNETZ_CONF_DIR``, else ``./conf``, else the repository's ``conf/``."""
+    candidates = [os.environ.get(CONF_ENV), Path.cwd() / "conf",
+                  Path(__file__).resolve().parents[3] / "conf"]
+    for c in candidates:
+        if c and (Path(c) / "dataset").is_dir():
+            return Path(c).resolve()
+    raise FileNotFoundError(f"no conf/ folder with a dataset/ group found (tried {candidates})")
+
+
+def _dataset_only(conf_dir: Path, overrides: list[str]) -> DictConfig:
+    """Fallback without ``conf/config.yaml``: the dataset group file plus dotlist overrides."""
+    name = next((o.split("=", 1)[1] for o in overrides if o.startswith("dataset=")), None)
+    if name is None:
+        raise SystemExit("usage: python -m graphnetz.analysis dataset=<name> [key=value ...]")
+    path = conf_dir / "dataset" / f"{name}.yaml"
+    if not path.is_file():
+        choices = sorted(p.stem for p in (conf_dir / "dataset").glob("*.yaml"))
+        raise SystemExit(f"unknown dataset {name!r}; choose one of {choices}")
+    base = OmegaConf.create({
+        "seed": 0, "dataset": OmegaConf.load(path),
+        "paths": {"data_dir": os.environ.get("GRAPHNETZ_DATA_DIR", "data"),
+                  "output_dir": os.environ.get("GRAPHNETZ_OUTPUT_DIR", "outputs"),
+                  "data_mirror": os.environ.get("GRAPHNETZ_DATA_MIRROR")},
+    })
+    rest = [o.lstrip("+") for o in overrides if not o.startswith("dataset=")]
+    return OmegaConf.merge(base, OmegaConf.from_dotlist(rest))
+
+
+def compose_config(overrides: Sequence[str]) -> DictConfig:
+    """The project config (``conf/config.yaml``) with overrides, or the dataset-only fallback."""
+    conf_dir = find_conf_dir()
+    overrides = list(overrides)
+    if not (conf_dir / "config.yaml").is_file():
+        return _dataset_only(conf_dir, overrides)
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
+        return compose("config", overrides=overrides)
+
+
+def load_from_config(cfg: DictConfig) -> Any:
+    """Instantiate ``cfg.dataset.loader`` with root, mirror (and seed if it takes one)."""
+    from hydra.utils import get_method, instantiate
+
+    extra: dict[str, Any] = {
+        "root": OmegaConf.select(cfg, "paths.data_dir", default="data"),
+        "mirror": OmegaConf.select(cfg, "paths.data_mirror", default=None),
+    }
+    if "seed" in inspect.signature(get_method(cfg.dataset.loader._target_)).parameters:
+        extra["seed"] = int(OmegaConf.select(cfg, "seed", default=0))
+    return instantiate(cfg.dataset.loader, **extra)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = next((a.split("=", 1)[1] for a in args if a.startswith(("out=", "+out="))), None)
+    overrides = [a for a in args if not a.startswith(("out=", "+out="))]
+    cfg = compose_config(overrides)
+    name = cfg.dataset.name
+    data = load_from_config(cfg)
+    if out is None:
+        out = Path(OmegaConf.select(cfg, "paths.output_dir", default="outputs")) / "analysis" / name
+
+    from .report import analyse_dataset, statistics_table, table_markdown
+
+    row = analyse_dataset(data, name, out)
+    print(table_markdown(statistics_table([row])), end="")
+    print(f"features: {getattr(data, 'feature_note', '?')}")
+    print(f"wrote {out}")
+    return row
+
+
+if __name__ == "__main__":
+    main()
