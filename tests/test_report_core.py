@@ -1,0 +1,215 @@
+"""BenchmarkReport from records, run dirs, CSV and JSON; summary, pairwise, ranking."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from test_report_fixtures import VALUES, make_csv, make_records, write_run_dirs
+
+from graphnetz.report import BenchmarkReport, infer_direction
+
+
+def test_summary_matches_hand_computed_t_interval():
+    report = BenchmarkReport.from_records(make_records())
+    s = report.summary().set_index(["task", "model"])
+    x = np.array(VALUES[("cora/node_cls", "accuracy", "max")]["gcn"])
+    low, high = stats.t.interval(0.95, 4, loc=x.mean(), scale=stats.sem(x))
+    row = s.loc[("cora/node_cls", "gcn")]
+    assert row["n"] == 5
+    assert row["mean"] == pytest.approx(x.mean())
+    assert (row["low"], row["high"]) == pytest.approx((low, high))
+
+
+def test_records_and_equivalent_csv_give_identical_summaries(tmp_path):
+    a = BenchmarkReport.from_records(make_records()).summary()
+    b = BenchmarkReport.from_csv(make_csv(tmp_path / "r.csv")).summary()
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_csv_direction_inferred_from_metric_name():
+    assert infer_direction("mae") == "min"
+    assert infer_direction("val:loss") == "min"
+    assert infer_direction("test_rmse") == "min"
+    assert infer_direction("accuracy") == "max"
+    assert infer_direction("roc_auc") == "max"
+
+
+def test_explicit_csv_direction_is_used(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("task,model,seed,metric,value,direction\nt,a,0,score,1.0,min\n")
+    report = BenchmarkReport.from_csv(path)
+    assert report.direction("t") == "min"
+
+
+def test_csv_missing_column_names_it(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("task,model,metric,value\nt,a,acc,1.0\n")
+    with pytest.raises(ValueError, match="seed"):
+        BenchmarkReport.from_csv(path)
+
+
+def test_json_round_trip(tmp_path):
+    report = BenchmarkReport.from_records(
+        make_records(), ci="bootstrap", pairwise_method="wilcoxon"
+    )
+    path = report.to_json(tmp_path / "report.json", include_analysis=True)
+    doc = json.loads(path.read_text())
+    assert doc["schema_version"] == 1
+    back = BenchmarkReport.from_json(path)
+    assert back.settings() == report.settings()
+    pd.testing.assert_frame_equal(back.data, report.data)
+    pd.testing.assert_frame_equal(back.summary(), report.summary())
+    pd.testing.assert_frame_equal(back.pairwise(), report.pairwise())
+    assert back.provenance["versions"] == {"torch": ["2.13.0"]}
+
+
+def test_json_with_unknown_schema_version_is_refused(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"schema_version": 99, "results": []}))
+    with pytest.raises(ValueError, match="99"):
+        BenchmarkReport.from_json(path)
+
+
+def test_truncated_and_garbage_result_files_are_listed_not_fatal(tmp_path):
+    write_run_dirs(tmp_path)
+    text = json.dumps(make_records()[0])
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "result.json").write_text(text[: len(text) // 2])
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "result.json").write_text("")
+    (tmp_path / "list").mkdir()
+    (tmp_path / "list" / "result.json").write_text("[1, 2]")
+    report = BenchmarkReport.from_run_dirs([tmp_path])
+    paths = sorted(u["path"] for u in report.unreadable)
+    assert len(paths) == 3 and all(p.endswith("result.json") for p in paths)
+    assert len(report.selected()) == 30
+
+
+def test_skipped_and_failed_runs_are_listed_with_reasons():
+    recs = make_records()
+    recs.append({"schema_version": 1, "status": "skipped", "reason": "gin is graph-level only",
+                 "task": "cora/node_cls", "model": "gin", "seed": 0})  # fmt: skip
+    recs.append({"schema_version": 1, "status": "failed", "error": "Traceback...\nCUDA OOM",
+                 "task": "cora/node_cls", "model": "gt", "seed": 0})  # fmt: skip
+    report = BenchmarkReport.from_records(recs)
+    assert report.skipped[0]["reason"] == "gin is graph-level only"
+    assert "CUDA OOM" in report.failed[0]["error"]
+    md = report.to_markdown()
+    assert "gin is graph-level only" in md and "CUDA OOM" in md
+
+
+def test_pairwise_holm_within_task_matches_statsmodels():
+    report = BenchmarkReport.from_records(make_records())
+    pw = report.pairwise()
+    cora = pw[pw["task"] == "cora/node_cls"]
+    vals = VALUES[("cora/node_cls", "accuracy", "max")]
+    raw = [
+        stats.ttest_rel(vals[a], vals[b]).pvalue
+        for a, b in zip(cora.model_a, cora.model_b, strict=True)
+    ]
+    np.testing.assert_allclose(cora["t_p_holm"], multipletests(raw, method="holm")[1])
+    assert len(pw) == 6  # 3 pairs per task, 2 tasks
+
+
+def test_pairwise_direction_decides_who_is_better():
+    pw = BenchmarkReport.from_records(make_records()).pairwise(method="t")
+    zinc = pw[
+        (pw["task"] == "zinc/graph_reg") & (pw["model_a"] == "gcn") & (pw["model_b"] == "gat")
+    ]
+    # gat has the lower MAE on every seed -> gat is better despite a negative difference sign
+    assert zinc["better"].item() == "gat"
+
+
+def test_switching_pairwise_method_switches_significance():
+    report = BenchmarkReport.from_records(make_records())
+    t_sig = report.pairwise(method="t")["significant"]
+    report.pairwise_method = "wilcoxon"
+    w = report.pairwise()
+    assert t_sig.any()
+    # 5 seeds, 3 pairs: the exact Wilcoxon p is at least 2/32 * 3 > 0.05
+    assert not w["significant"].any()
+    assert (w["method"] == "wilcoxon").all()
+
+
+def test_pair_without_common_seed_is_untestable_not_dropped():
+    recs = [r for r in make_records() if r["task"] == "cora/node_cls"]
+    for r in recs:
+        if r["model"] == "sage":
+            r["seed"] += 100  # no seed shared with the others
+    pw = BenchmarkReport.from_records(recs).pairwise()
+    untestable = pw[pw["note"].str.contains("no common seed")]
+    assert len(untestable) == 2
+    assert untestable["t_p_holm"].isna().all() and not untestable["significant"].any()
+    # the single testable pair is not penalised by the untestable ones (m = 1)
+    ok = pw[pw["n_common"] == 5].iloc[0]
+    assert ok["t_p_holm"] == pytest.approx(ok["t_p"])
+
+
+def test_one_seed_gives_undefined_ci_shown_as_na():
+    recs = [r for r in make_records() if r["seed"] == 0]
+    report = BenchmarkReport.from_records(recs)
+    s = report.summary()
+    assert s["half_width"].isna().all() and (s["n"] == 1).all()
+    assert "n/a" in report.to_markdown()
+
+
+def test_friedman_on_cell_means_with_direction_and_rank_table():
+    cd = BenchmarkReport.from_records(make_records()).critical_difference()
+    # cora: gcn 1, gat 2, sage 3; zinc (MAE): gat 1, gcn 2, sage 3 -> mean ranks 1.5, 1.5, 3
+    assert cd.mean_ranks.to_dict() == {"gcn": 1.5, "gat": 1.5, "sage": 3.0}
+    assert cd.ranks.friedman.statistic == pytest.approx(3.0)  # 12*2/12*(2.25+2.25+9-8)
+    assert "no model is declared better" in cd.ranks.conclusion
+
+
+def test_single_task_has_no_friedman_and_says_so():
+    recs = [r for r in make_records() if r["task"] == "cora/node_cls"]
+    report = BenchmarkReport.from_records(recs)
+    cd = report.critical_difference()
+    assert not cd.applicable and "2 tasks" in cd.ranks.reason
+    assert "not applicable" in report.to_markdown()
+
+
+def test_model_missing_on_a_task_is_dropped_with_a_warning():
+    recs = [
+        r for r in make_records() if not (r["model"] == "sage" and r["task"] == "zinc/graph_reg")
+    ]
+    report = BenchmarkReport.from_records(recs)
+    with pytest.warns(UserWarning, match="sage"):
+        cd = report.critical_difference()
+    assert cd.ranks.dropped_models == ["sage"] and cd.ranks.models == ["gcn", "gat"]
+
+
+def test_invalid_settings_name_value_and_choices():
+    report = BenchmarkReport.from_records(make_records())
+    with pytest.raises(ValueError, match=r"'boot'.*\['t', 'bootstrap'\]"):
+        report.ci = "boot"
+    with pytest.raises(ValueError, match=r"'anova'.*\['t', 'wilcoxon'\]"):
+        report.pairwise(method="anova")
+    with pytest.raises(ValueError, match="'f1'.*available"):
+        report.metric = "f1"
+
+
+def test_metric_selects_another_split():
+    report = BenchmarkReport.from_records(make_records(), metric="val:accuracy")
+    assert report.tasks == ["cora/node_cls"]
+    assert report.excluded_tasks() == ["zinc/graph_reg"]
+    gcn = report.summary().set_index("model").loc["gcn", "mean"]
+    assert gcn == pytest.approx(np.mean(VALUES[("cora/node_cls", "accuracy", "max")]["gcn"]) + 0.01)
+
+
+def test_bootstrap_summary_is_reproducible_and_seed_dependent():
+    a = BenchmarkReport.from_records(make_records(), ci="bootstrap", bootstrap_seed=3).summary()
+    b = BenchmarkReport.from_records(make_records(), ci="bootstrap", bootstrap_seed=3).summary()
+    c = BenchmarkReport.from_records(make_records(), ci="bootstrap", bootstrap_seed=4).summary()
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a["low"], c["low"])
+
+
+def test_power_advisor_columns():
+    pwr = BenchmarkReport.from_records(make_records()).power(delta=0.01)
+    assert set(pwr["delta"]) == {0.01}
+    assert (pwr["seeds_needed"] >= 2).all() and not math.isnan(pwr["mdd"].iloc[0])
