@@ -15,7 +15,7 @@ i < j is linked independently with p_ij = 1 / (1 + (d_ij / b)^α), d_ij the Hamm
 of the label vectors divided by C. Identical label sets always link (p = 1); b is the
 distance where p = ½ (larger b ⇒ denser); larger α sharpens the step at b (⇒ higher
 homophily while b is below the typical distance). Pairs are sampled in row blocks of at
-most ~4M entries, so no dense n × n float matrix exists at once.
+most ~1M entries, so no dense n × n float matrix exists at once.
 
 Everything is drawn from ``numpy.random.default_rng(seed)``: same arguments ⇒ same graph.
 """
@@ -31,7 +31,7 @@ from torch_geometric.data import Data
 
 from .multilabel import random_split_masks, undirected_edge_index
 
-BLOCK_ENTRIES = 1 << 22  # pairs per sampling block (≈ 32 MB of float64)
+BLOCK_ENTRIES = 1 << 20  # pairs per sampling block (≈ 8 MB per float64 array)
 
 
 def hypersphere_points(num_nodes: int, num_features: int, num_labels: int,
@@ -78,7 +78,7 @@ def social_distance_edges(y: np.ndarray, alpha: float, b: float,
     """Undirected pairs ``[2, M]`` (i < j) drawn with p_ij from normalised Hamming distance.
 
     Row block [s, e) is compared against columns j > s only; a block holds at most
-    ``BLOCK_ENTRIES`` pairs, so memory stays O(n · BLOCK_ENTRIES / n) for any n.
+    ``BLOCK_ENTRIES`` pairs, so working memory is O(BLOCK_ENTRIES + n) plus the edges found.
     """
     if alpha <= 0 or b <= 0:
         raise ValueError(f"alpha and b must be > 0, got alpha={alpha}, b={b}")

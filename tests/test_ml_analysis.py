@@ -1,0 +1,139 @@
+"""Multi-label homophily, CCNS and the statistics row against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from graphnetz.analysis import (
+    analyse_dataset,
+    dataset_statistics,
+    label_homophily,
+    multilabel_ccns,
+)
+
+# The 5-node graph used below. Labels (C = 3):
+#   ℓ(0) = {0}, ℓ(1) = {0, 1}, ℓ(2) = {1}, ℓ(3) = {1, 2}, ℓ(4) = {2}
+# Undirected edges: 0-1, 1-2, 2-3, 3-4, 0-2.
+Y5 = torch.tensor([[1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 1, 1], [0, 0, 1]], dtype=torch.float)
+PAIRS5 = [(0, 1), (1, 2), (2, 3), (3, 4), (0, 2)]
+
+
+def both_directions(pairs) -> torch.Tensor:
+    src = [i for i, j in pairs] + [j for i, j in pairs]
+    dst = [j for i, j in pairs] + [i for i, j in pairs]
+    return torch.tensor([src, dst])
+
+
+def test_label_homophily_five_node_graph():
+    # Jaccard per edge: 0-1: |{0}|/|{0,1}| = 1/2; 1-2: 1/2; 2-3: 1/2; 3-4: 1/2; 0-2: 0/2 = 0
+    # h = (4 · 1/2 + 0) / 5 = 0.4 (each edge appears twice in edge_index; the mean is the same)
+    assert label_homophily(both_directions(PAIRS5), Y5) == pytest.approx(0.4)
+
+
+def test_homophily_of_two_empty_label_sets_is_one_by_default():
+    y = torch.tensor([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    ei = both_directions([(0, 1), (1, 2)])
+    # edge 0-1: Jaccard(∅, ∅) = 1 by convention; edge 1-2: Jaccard(∅, {0}) = 0
+    assert label_homophily(ei, y) == pytest.approx(0.5)
+    assert label_homophily(ei, y, empty_value=0.0) == pytest.approx(0.0)
+    assert label_homophily(ei, y, empty_value=float("nan")) == pytest.approx(0.0)  # 0-1 dropped
+
+
+def test_ccns_five_node_graph_by_hand():
+    s = multilabel_ccns(both_directions(PAIRS5), Y5)
+    # Neighbour label counts d_i = Σ_{j∈N(i)} y_j:
+    #   d0 = y1 + y2 = [1,2,0]; d1 = y0 + y2 = [1,1,0]; d2 = y0 + y1 + y3 = [2,2,1];
+    #   d3 = y2 + y4 = [0,1,1]; d4 = y3 = [0,1,1]
+    # cos(0,1) = 3/√10; cos(0,3) = cos(0,4) = 2/√10; cos(1,2) = 4/(3√2); cos(1,3) = cos(1,4) = 1/2;
+    # cos(2,3) = 3/(3√2) = 1/√2.  |ℓ| = (1, 2, 1, 2, 1); V_0 = {0,1}, V_1 = {1,2,3}, V_2 = {3,4}.
+    # s(0,0) = 1/4 · 2 · cos(0,1)/(1·2) = 3/(4√10)
+    assert s[0, 0] == pytest.approx(3 / (4 * math.sqrt(10)))
+    # s(0,2) = 1/4 · [cos(0,3)/2 + cos(0,4)/1 + cos(1,3)/4 + cos(1,4)/2]
+    #        = 1/4 · [1/√10 + 2/√10 + 1/8 + 1/4] = (3/√10 + 3/8)/4
+    assert s[0, 2] == pytest.approx((3 / math.sqrt(10) + 3 / 8) / 4)
+    # s(1,1) = 1/9 · 2 · [cos(1,2)/2 + cos(1,3)/4 + cos(2,3)/2] = 1/9 · [4/(3√2) + 1/4 + 1/√2]
+    assert s[1, 1] == pytest.approx((4 / (3 * math.sqrt(2)) + 1 / 4 + 1 / math.sqrt(2)) / 9)
+    np.testing.assert_allclose(s, s.T)
+
+
+def naive_ccns(edge_index: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The CCNS definition written as explicit loops (independent reference)."""
+    n, c = y.shape
+    d = np.zeros((n, c))
+    for src, dst in edge_index.T:
+        d[dst] += y[src]
+    out = np.zeros((c, c))
+    for a in range(c):
+        for b in range(c):
+            va, vb = np.flatnonzero(y[:, a]), np.flatnonzero(y[:, b])
+            total = 0.0
+            for i in va:
+                for j in vb:
+                    if i == j:
+                        continue
+                    ni, nj = np.linalg.norm(d[i]), np.linalg.norm(d[j])
+                    cos = d[i] @ d[j] / (ni * nj) if ni > 0 and nj > 0 else 0.0
+                    total += cos / (y[i].sum() * y[j].sum())
+            out[a, b] = total / (va.size * vb.size)
+    return out
+
+
+def test_ccns_matches_naive_double_loop_on_random_graph():
+    rng = np.random.default_rng(7)
+    n, c = 60, 5
+    y = (rng.random((n, c)) < 0.3).astype(float)
+    y[:, 0] = np.maximum(y[:, 0], rng.random(n) < 0.2)  # a class present for sure
+    y[0] = 0  # one unlabelled node (neighbour of others, in no V_c)
+    pairs = {tuple(sorted(p)) for p in rng.integers(n, size=(150, 2)) if p[0] != p[1]}
+    ei = both_directions(sorted(pairs)).numpy()
+    np.testing.assert_allclose(multilabel_ccns(ei, y), naive_ccns(ei, y), rtol=1e-10)
+
+
+def test_ccns_class_without_nodes_is_nan():
+    y = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    s = multilabel_ccns(both_directions([(0, 1)]), y)
+    assert np.isnan(s[1]).all() and np.isnan(s[:, 1]).all()
+
+
+def test_ccns_two_nodes_value():
+    y = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    # d0 = d1 = [1, 0] ⇒ cos = 1; s(0,0) = (cos(0,1) + cos(1,0)) / (2·2) = 0.5
+    assert multilabel_ccns(both_directions([(0, 1)]), y)[0, 0] == pytest.approx(0.5)
+
+
+def test_rejects_non_binary_labels():
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        label_homophily(both_directions([(0, 1)]), torch.tensor([[0.5], [1.0]]))
+
+
+def test_statistics_row_against_networkx():
+    rng = np.random.default_rng(3)
+    g = nx.gnm_random_graph(80, 240, seed=3)
+    y = (rng.random((80, 4)) < 0.3).astype(np.float32)
+    ei = both_directions(list(g.edges()))
+    data = Data(x=torch.zeros(80, 7), edge_index=ei, y=torch.from_numpy(y))
+    row = dataset_statistics(data, "toy")
+    per_node = y.sum(1)
+    assert row["nodes"] == 80 and row["edges"] == 240 and row["features"] == 7
+    assert row["classes"] == 4
+    assert row["avg_clustering"] == pytest.approx(nx.average_clustering(g))
+    assert row["labels_mean"] == pytest.approx(per_node.mean())
+    assert row["labels_max"] == per_node.max()
+    assert row["labels_p75"] == pytest.approx(np.percentile(per_node, 75))
+    assert row["unlabelled_fraction"] == pytest.approx((per_node == 0).mean())
+
+
+def test_analyse_dataset_writes_table_and_figures(tmp_path):
+    data = Data(x=torch.zeros(5, 2), edge_index=both_directions(PAIRS5), y=Y5)
+    row = analyse_dataset(data, "five", tmp_path)
+    assert row["label_homophily"] == pytest.approx(0.4)
+    for name in ("statistics.csv", "statistics.md", "ccns.csv", "label_counts.png",
+                 "label_counts.pdf", "ccns.png", "ccns.pdf"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert "| five | 5 | 5 | 2 |" in (tmp_path / "statistics.md").read_text()

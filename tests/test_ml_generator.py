@@ -1,0 +1,133 @@
+"""The synthetic multi-label generator: seeding, the hypersphere labels, the edge model."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import torch
+
+from graphnetz.analysis import label_homophily
+from graphnetz.data import ml_synthetic
+from graphnetz.data.ml_synthetic import (
+    attachment_probability,
+    find_alpha_b,
+    generate_ml_graph,
+    load_ml_synthetic,
+)
+
+
+def test_same_seed_gives_identical_graph():
+    a = load_ml_synthetic(seed=5, num_nodes=400)
+    b = load_ml_synthetic(seed=5, num_nodes=400)
+    c = load_ml_synthetic(seed=6, num_nodes=400)
+    for key in ("x", "edge_index", "y", "train_mask", "val_mask", "test_mask"):
+        assert torch.equal(a[key], b[key]), key
+    assert not torch.equal(a.edge_index, c.edge_index) or not torch.equal(a.x, c.x)
+
+
+def test_labels_are_exactly_the_spheres_containing_each_point():
+    g = generate_ml_graph(seed=1, num_nodes=500, num_features=6, num_labels=8)
+    points, centres, radii = g["points"], g["centres"], g["radii"]
+    for c in range(8):  # an independent, per-label membership test
+        inside = ((points - centres[c]) ** 2).sum(axis=1) <= radii[c] ** 2
+        np.testing.assert_array_equal(g["y"][:, c], inside)
+    assert g["y"].any(axis=1).all()  # every point lies in >= 1 label sphere
+    assert (np.linalg.norm(centres, axis=1) + radii <= 1 + 1e-12).all()  # spheres inside
+
+
+def test_attachment_probability_formula():
+    # p = 1/(1 + (d/b)^α): p(0) = 1, p(b) = 1/2, p(2b) = 1/(1 + 2^α)
+    assert attachment_probability(np.array(0.0), 3.0, 0.1) == 1.0
+    assert attachment_probability(np.array(0.1), 3.0, 0.1) == pytest.approx(0.5)
+    assert attachment_probability(np.array(0.2), 3.0, 0.1) == pytest.approx(1 / 9)
+
+
+def test_edge_frequency_follows_social_distance_probability():
+    g = generate_ml_graph(seed=2, num_nodes=900, alpha=2.0, b=0.1)
+    y = g["y"].astype(float)
+    n, c = y.shape
+    i, j = np.triu_indices(n, k=1)
+    distance = np.abs(y[i] - y[j]).sum(1) / c
+    linked = np.zeros((n, n), bool)
+    linked[g["edges"][0], g["edges"][1]] = True
+    checked = 0
+    for value in np.unique(distance)[:4]:  # small distances, where p is not ~0
+        sel = distance == value
+        if sel.sum() < 2000:
+            continue
+        checked += 1
+        expected = 1 / (1 + (value / 0.1) ** 2.0)
+        observed = linked[i[sel], j[sel]].mean()
+        assert observed == pytest.approx(expected, abs=4 * np.sqrt(0.25 / sel.sum()) + 1e-3)
+    assert checked >= 3
+
+
+def test_graph_is_undirected_without_self_loops_or_duplicates():
+    data = load_ml_synthetic(seed=0, num_nodes=300)
+    src, dst = data.edge_index
+    assert (src != dst).all()
+    pairs = set(zip(src.tolist(), dst.tolist(), strict=True))
+    assert len(pairs) == data.edge_index.size(1)
+    assert all((d, s) in pairs for s, d in pairs)
+
+
+def test_larger_alpha_gives_higher_homophily():
+    graphs = [load_ml_synthetic(seed=0, num_nodes=600, alpha=a, b=0.05)
+              for a in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)]
+    hs = [label_homophily(g.edge_index, g.y) for g in graphs]
+    assert all(x < y for x, y in zip(hs, hs[1:], strict=False)), hs
+
+
+def test_larger_b_gives_more_edges():
+    counts = [load_ml_synthetic(seed=0, num_nodes=600, alpha=4.0, b=b).edge_index.size(1)
+              for b in (0.02, 0.05, 0.1, 0.2)]
+    assert all(x < y for x, y in zip(counts, counts[1:], strict=False)), counts
+
+
+def test_sampling_never_builds_a_dense_n_by_n_matrix():
+    n = 3000
+    tracemalloc.start()
+    generate_ml_graph(seed=0, num_nodes=n, alpha=8.0, b=0.03)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < n * n * 8  # one dense float64 n × n matrix would be 72 MB
+
+
+def test_block_size_does_not_change_validity(monkeypatch):
+    monkeypatch.setattr(ml_synthetic, "BLOCK_ENTRIES", 997)  # many tiny row blocks
+    g = generate_ml_graph(seed=0, num_nodes=200)
+    assert (g["edges"][0] < g["edges"][1]).all()
+    assert np.unique(g["edges"][0] * 200 + g["edges"][1]).size == g["edges"].shape[1]
+
+
+@pytest.mark.parametrize("quality, kept", [(0.0, 0), (0.2, 2), (0.5, 5), (0.8, 8), (1.0, 10)])
+def test_feature_quality_keeps_fraction_of_relevant_features(quality, kept):
+    g = generate_ml_graph(seed=3, num_nodes=100, feature_quality=quality, irrelevant_features=4)
+    assert g["x"].shape == (100, 14)  # width independent of r
+    assert g["kept_features"].size == kept
+    np.testing.assert_array_equal(g["x"][:, :kept], g["points"][:, g["kept_features"]])
+    assert (np.abs(g["x"][:, kept:]) <= 1).all()
+
+
+def test_loader_contract_and_split():
+    data = load_ml_synthetic(seed=4, num_nodes=500, irrelevant_features=3)
+    assert data.x.dtype == torch.float32 and data.x.shape == (500, 13)
+    assert data.y.shape == (500, 20) and set(data.y.unique().tolist()) <= {0.0, 1.0}
+    masks = torch.stack([data.train_mask, data.val_mask, data.test_mask])
+    assert masks.dtype == torch.bool and (masks.sum(0) == 1).all()
+    assert masks.sum(1).tolist() == [300, 100, 100]
+    assert "noise" in data.feature_note
+
+
+def test_find_alpha_b_hits_target_on_a_fresh_graph():
+    alpha, b, measured = find_alpha_b(0.6)
+    assert measured == pytest.approx(0.6, abs=0.01)
+    data = load_ml_synthetic(seed=11, num_nodes=1500, alpha=alpha, b=b)
+    assert label_homophily(data.edge_index, data.y) == pytest.approx(0.6, abs=0.05)
+
+
+def test_find_alpha_b_explains_unreachable_targets():
+    with pytest.raises(ValueError, match="not reachable"):
+        find_alpha_b(0.95, b=0.12)
