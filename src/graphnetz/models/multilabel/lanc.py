@@ -34,7 +34,8 @@ class LANC(nn.Module):
     Training draws a fresh stack each forward (global torch RNG, reseeded per run);
     eval uses a fixed stack from a generator seeded with ``eval_seed`` so predictions
     are deterministic. Memory is O(N·(k+1)·H) per layer (the stack is gathered after
-    the projection, instead of O(N·k·F) on raw features).
+    the projection, instead of O(N·k·F) on raw features) plus O(N·C·(k+1)) for the
+    attention; the per-label context vectors [N, C, H] are never materialised.
     """
 
     task_types = frozenset({"ml_node_cls", "node_cls"})
@@ -89,6 +90,7 @@ class LANC(nn.Module):
             u = F.relu(conv(F.dropout(u, self.dropout, self.training)))
         u = u.transpose(1, 2)  # [N, L, H]
         scores = torch.einsum("nlh,ch->ncl", u, self.label_embedding) / u.size(-1) ** 0.5
-        context = torch.einsum("ncl,nlh->nch", scores.softmax(dim=-1), u)  # [N, C, H]
-        z = context + h.unsqueeze(1)
-        return (z * self.label_out).sum(-1) + self.label_bias
+        # (Σ_l α_cl U_l) · o_c == Σ_l α_cl (U_l · o_c): never materialise z [N, C, H].
+        per_position = torch.einsum("nlh,ch->ncl", u, self.label_out)
+        context_logit = (scores.softmax(dim=-1) * per_position).sum(-1)
+        return context_logit + h @ self.label_out.t() + self.label_bias
