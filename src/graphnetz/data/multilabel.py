@@ -7,7 +7,8 @@ Every loader is ``load_<name>(root, mirror=None, **params) -> Data`` with
 * ``y`` float ``[N, C]`` in {0, 1},
 * ``train_mask``/``val_mask``/``test_mask`` bool ``[N]`` (one predefined split) or ``[N, K]``
   (K predefined splits; training uses column ``seed % K``),
-* ``feature_note``: where the node features came from.
+* ``feature_note``: where the node features came from; ``split_note``: which split is used
+  (shipped files, or seeded 60/20/20 when they are absent or overlap).
 
 MLGNC files (PCG, HumLoc, EukLoc, BlogCatalog, DBLP) come from the data mirror
 (``<mirror>/MLGNC/...``, layout of the ``Tianqi-py/MLGNC`` repository's ``data/`` folder);
@@ -20,6 +21,7 @@ raw files).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ from torch_geometric.data import Data
 from .mirror import DatasetUnavailableError, resolve_mirror, stage_files, unavailable
 
 MLGNC_SOURCE = "https://github.com/Tianqi-py/MLGNC/tree/e7f609fbc226cff5d4ec2a8eed114a4c2177b51f/data"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 SPLIT_FILES = ("split_0.pt", "split_1.pt", "split_2.pt")
 
 
@@ -72,9 +74,9 @@ def random_split_masks(num_nodes: int, seed: int, num_splits: int = 1,
     return masks_from_indices(splits, num_nodes)
 
 
-def _build_data(x, edge_index, y, masks, feature_note: str) -> Data:
+def _build_data(x, edge_index, y, masks, feature_note: str, split_note: str) -> Data:
     return Data(x=x, edge_index=edge_index, y=y.float(), feature_note=feature_note,
-                num_nodes=int(y.shape[0]), **masks)
+                split_note=split_note, num_nodes=int(y.shape[0]), **masks)
 
 
 def _stage(name: str, root: str | os.PathLike, mirror, relative_dir: str,
@@ -91,15 +93,35 @@ def _stage(name: str, root: str | os.PathLike, mirror, relative_dir: str,
     return target
 
 
+def split_overlaps(masks: dict[str, torch.Tensor]) -> dict[str, int]:
+    """Nodes shared by two of train/val/test, summed over splits (all 0 for a valid split)."""
+    tr, va, te = (masks[k] for k in ("train_mask", "val_mask", "test_mask"))
+    return {"train&val": int((tr & va).sum()), "train&test": int((tr & te).sum()),
+            "val&test": int((va & te).sum())}
+
+
 def _mlgnc_splits(name: str, root, mirror, relative_dir: str, num_nodes: int,
-                  split_seed: int) -> dict[str, torch.Tensor]:
-    """The shipped ``split_{0,1,2}.pt`` as [N, 3] masks, else three seeded 60/20/20 splits."""
+                  split_seed: int) -> tuple[dict[str, torch.Tensor], str]:
+    """The shipped ``split_{0,1,2}.pt`` as [N, 3] masks, plus a note saying what was used.
+
+    Falls back to three seeded 60/20/20 splits (seeds split_seed + k) when the files are
+    absent, or when they are not disjoint: overlapping train/val/test sets would leak
+    test labels into training or model selection (MLGNC's DBLP splits do overlap).
+    """
     try:
         folder = _stage(name, root, mirror, relative_dir, SPLIT_FILES)
     except DatasetUnavailableError:
-        return random_split_masks(num_nodes, split_seed, num_splits=len(SPLIT_FILES))
+        note = f"seeded 60/20/20 (seeds {split_seed}..{split_seed + 2}): split files absent"
+        return random_split_masks(num_nodes, split_seed, num_splits=len(SPLIT_FILES)), note
     splits = [torch.load(folder / f, weights_only=True) for f in SPLIT_FILES]
-    return masks_from_indices(splits, num_nodes)
+    masks = masks_from_indices(splits, num_nodes)
+    overlaps = split_overlaps(masks)
+    if any(overlaps.values()):
+        note = (f"seeded 60/20/20 (seeds {split_seed}..{split_seed + 2}): the shipped "
+                f"{relative_dir}/split_*.pt overlap ({overlaps}, summed over 3 splits)")
+        warnings.warn(f"{name}: {note}", stacklevel=3)
+        return random_split_masks(num_nodes, split_seed, num_splits=len(SPLIT_FILES)), note
+    return masks, f"shipped {relative_dir}/split_{{0,1,2}}.pt"
 
 
 def _cached(root, key: str, build: Callable[[], Data]) -> Data:
@@ -135,9 +157,9 @@ def load_pcg(root: str, mirror=None, split_seed: int = 0) -> Data:
         y = _read_matrix(folder / "labels.csv")
         edges = pd.read_csv(folder / "edges_undir.csv", header=None).to_numpy(np.int64)
         n = y.shape[0]
-        masks = _mlgnc_splits("pcg", root, mirror, rel + "_0.6", n, split_seed)
+        masks, split_note = _mlgnc_splits("pcg", root, mirror, rel + "_0.6", n, split_seed)
         return _build_data(x, undirected_edge_index(edges[:, 0], edges[:, 1], n), y, masks,
-                           "given: 32 protein features")
+                           "given: 32 protein features", split_note)
     return _cached(root, "pcg", build)
 
 
@@ -155,7 +177,7 @@ def _load_go(name: str, folder_name: str, root, mirror) -> Data:
         split = torch.load(folder / "split.pt", weights_only=True)
         return _build_data(x, undirected_edge_index(edges[:, 0], edges[:, 1], n), y,
                            masks_from_indices([split], n),
-                           "given: 32 protein sequence features")
+                           "given: 32 protein sequence features", f"shipped {rel}/split.pt")
     return _cached(root, name, build)
 
 
@@ -199,10 +221,10 @@ def load_blogcatalog(root: str, mirror=None, split_seed: int = 0,
         adj = mat["network"].tocoo()
         y = torch.from_numpy(np.asarray((mat["group"] != 0).todense(), dtype=np.float32))
         n = y.shape[0]
-        masks = _mlgnc_splits("blogcatalog", root, mirror, "MLGNC/blogcatalog_0.6", n,
-                              split_seed)
+        masks, split_note = _mlgnc_splits("blogcatalog", root, mirror,
+                                          "MLGNC/blogcatalog_0.6", n, split_seed)
         return _build_data(sparse_identity(n), undirected_edge_index(adj.row, adj.col, n),
-                           y, masks, "")
+                           y, masks, "", split_note)
 
     data = _cached(root, "blogcatalog", build)
     if features == "dense_identity":
@@ -241,7 +263,11 @@ def structural_features(edge_index: torch.Tensor, num_nodes: int) -> torch.Tenso
 
 
 def load_dblp(root: str, mirror=None, split_seed: int = 0) -> Data:
-    """DBLP (MLGNC co-authorship): 28702 authors, 4 research areas, 3 shipped splits.
+    """DBLP (MLGNC co-authorship): 28702 authors, 4 research areas.
+
+    The shipped ``dblp_0.6/split_*.pt`` are not disjoint (train ∩ val ≈ 3400 nodes and
+    val ∩ test ≈ 1100 per split; ≈ 4600 nodes in none), so three seeded 60/20/20
+    splits replace them (see ``split_note``).
 
     The original node features (split zip archives over 4 MiB) are absent offline, so x
     is the structural fallback of :func:`structural_features` (recorded in feature_note).
@@ -252,11 +278,12 @@ def load_dblp(root: str, mirror=None, split_seed: int = 0) -> Data:
         edges = pd.read_csv(folder / "dblp.edgelist", sep="\t", header=None).to_numpy(np.int64)
         n = y.shape[0]
         edge_index = undirected_edge_index(edges[:, 0], edges[:, 1], n)
-        masks = _mlgnc_splits("dblp", root, mirror, "MLGNC/dblp/dblp_0.6", n, split_seed)
+        masks, split_note = _mlgnc_splits("dblp", root, mirror, "MLGNC/dblp/dblp_0.6", n,
+                                          split_seed)
         return _build_data(structural_features(edge_index, n), edge_index, y, masks,
                            "structural fallback (DBLP features missing offline): z-scored "
                            "log-degree, clustering, mean neighbour log-degree, random-walk "
-                           "return probabilities k=2,3")
+                           "return probabilities k=2,3", split_note)
     return _cached(root, "dblp", build)
 
 
@@ -278,7 +305,7 @@ def load_yelp(root: str, mirror=None) -> Data:
     n = data.num_nodes
     return _build_data(data.x, undirected_edge_index(*data.edge_index.numpy(), n), data.y,
                        {k: data[k] for k in ("train_mask", "val_mask", "test_mask")},
-                       "given: 300-dim review word2vec features")
+                       "given: 300-dim review word2vec features", "GraphSAINT split")
 
 
 PROTEINS_FILES = tuple(f"raw/{f}.csv.gz" for f in (
@@ -316,4 +343,5 @@ def load_ogbn_proteins(root: str, mirror=None) -> Data:
     masks = masks_from_indices([{"train_mask": split["train"], "val_mask": split["valid"],
                                  "test_mask": split["test"]}], n)
     return _build_data(x, undirected_edge_index(src.numpy(), dst.numpy(), n), data.y, masks,
-                       "mean of incident edge features (proteins have no node features)")
+                       "mean of incident edge features (proteins have no node features)",
+                       "OGB species split")
