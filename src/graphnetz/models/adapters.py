@@ -1,22 +1,108 @@
 """Task adapters: let a node encoder (``forward(x, edge_index) -> [N, d]``) enter any task.
 
 ``wrap_for_task`` is the one entry point: node-level tasks use the encoder as it is (its
-last layer emits the classes); other task types put their head on a hidden-size encoder.
+last layer emits the classes); other task types put their head on a hidden-size encoder:
+
+- ``graph_cls`` / ``graph_reg``: :class:`PooledEncoder`, global mean pool + 2-layer MLP,
+  ``forward(x, edge_index, batch) -> [num_graphs, out]``. Graph-level models (class
+  attribute ``graph_level = True``, e.g. GIN) are used as they are.
+- ``link_pred``: :class:`LinkPredictor`, ``encode(x, edge_index) -> z`` and
+  ``decode(z, pairs) = <z_u, z_v>`` (dot product). When the task passes ``num_relations``
+  (a knowledge graph), :class:`RelationalLinkPredictor`: learned node embeddings as the
+  encoder's input (knowledge graphs have no features) and the DistMult decoder
+  ``<z_h, r, z_t> = sum_k z_h[k] r[k] z_t[k]`` with learned relation embeddings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from torch import nn
+from torch import Tensor, nn
+from torch_geometric.nn import global_mean_pool
 
 EncoderFactory = Callable[[int, int], nn.Module]  # (in_channels, out_channels) -> module
 
 NODE_TASKS = ("node_cls", "ml_node_cls")
+GRAPH_TASKS = ("graph_cls", "graph_reg")
+LINK_TASKS = ("link_pred",)
+
+
+class PooledEncoder(nn.Module):
+    """Node encoder -> global mean pool -> MLP: a graph-level model from any node encoder."""
+
+    def __init__(self, encoder: nn.Module, hidden_channels: int, out_channels: int,
+                 dropout: float = 0.0) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Sequential(nn.ReLU(), nn.Linear(hidden_channels, hidden_channels),
+                                  nn.ReLU(), nn.Dropout(dropout),
+                                  nn.Linear(hidden_channels, out_channels))
+
+    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor) -> Tensor:
+        return self.head(global_mean_pool(self.encoder(x, edge_index), batch))
+
+
+class LinkPredictor(nn.Module):
+    """Node encoder + dot-product decoder: logit(u ~ v) = <z_u, z_v>."""
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def encode(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        return self.encoder(x, edge_index)
+
+    def decode(self, z: Tensor, pairs: Tensor, relation: Tensor | None = None) -> Tensor:
+        return (z[pairs[0]] * z[pairs[1]]).sum(-1)
+
+
+class RelationalLinkPredictor(LinkPredictor):
+    """Learned entity embeddings -> node encoder -> DistMult decoder <z_h, r, z_t>."""
+
+    def __init__(self, encoder: nn.Module, num_nodes: int, num_relations: int,
+                 embedding_dim: int, hidden_channels: int) -> None:
+        super().__init__(encoder)
+        self.node_embedding = nn.Embedding(num_nodes, embedding_dim)
+        self.relation_embedding = nn.Embedding(num_relations, hidden_channels)
+        nn.init.xavier_uniform_(self.node_embedding.weight)
+        nn.init.xavier_uniform_(self.relation_embedding.weight)
+
+    def encode(self, x: Tensor | None, edge_index: Tensor) -> Tensor:
+        return self.encoder(self.node_embedding.weight, edge_index)
+
+    def decode(self, z: Tensor, pairs: Tensor, relation: Tensor | None = None) -> Tensor:
+        if relation is None:
+            raise ValueError("the DistMult decoder needs the relation of every pair")
+        return (z[pairs[0]] * self.relation_embedding(relation) * z[pairs[1]]).sum(-1)
+
+    def score_all_tails(self, z: Tensor, heads: Tensor, relation: Tensor) -> Tensor:
+        """Scores of (h, r, every entity): [len(heads), num_nodes] (DistMult is symmetric
+        in h and t, so the same call ranks heads given (r, t))."""
+        return (z[heads] * self.relation_embedding(relation)) @ z.t()
 
 
 def wrap_for_task(factory: EncoderFactory, cls: type, task_type: str, in_channels: int,
                   out_channels: int, hidden_channels: int = 64, **extras) -> nn.Module:
+    """The model of a run: ``factory(in, out)`` builds the encoder, the adapter its head.
+
+    ``extras`` come from the task's data (``TaskData.extras``): ``num_relations`` and
+    ``num_nodes`` make link prediction relational.
+    """
     if task_type in NODE_TASKS:
         return factory(in_channels, out_channels)
-    raise ValueError(f"no adapter for task type {task_type!r}; valid: {list(NODE_TASKS)}")
+    if task_type in GRAPH_TASKS:
+        if getattr(cls, "graph_level", False):
+            return factory(in_channels, out_channels)
+        return PooledEncoder(factory(in_channels, hidden_channels), hidden_channels,
+                             out_channels, dropout=extras.get("head_dropout", 0.0))
+    if task_type in LINK_TASKS:
+        if extras.get("num_relations") is not None:
+            return RelationalLinkPredictor(
+                factory(in_channels, hidden_channels), int(extras["num_nodes"]),
+                int(extras["num_relations"]), in_channels, hidden_channels)
+        return LinkPredictor(factory(in_channels, hidden_channels))
+    valid = list(NODE_TASKS + GRAPH_TASKS + LINK_TASKS)
+    raise ValueError(f"no adapter for task type {task_type!r}; valid: {valid}")
+
+
+__all__ = ["LinkPredictor", "PooledEncoder", "RelationalLinkPredictor", "wrap_for_task"]

@@ -1,0 +1,81 @@
+"""Graph-level benchmark datasets: TUDataset (MUTAG, PROTEINS, ENZYMES) and ZINC.
+
+Same pattern as ``pyg.py``: raw files are staged from the read-only mirror into ``root``
+(``<root>/TUDataset/<NAME>/raw``), torch_geometric processes them there and never downloads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from graphnetz.data.mirror import resolve_mirror, stage_files, unavailable
+
+TU_NAMES = ("MUTAG", "PROTEINS", "ENZYMES")
+# The files torch_geometric's TUDataset reads when present (A and graph_indicator are required).
+TU_FILES = {
+    "MUTAG": ("A", "graph_indicator", "graph_labels", "node_labels", "edge_labels"),
+    "PROTEINS": ("A", "graph_indicator", "graph_labels", "node_labels", "node_attributes"),
+    "ENZYMES": ("A", "graph_indicator", "graph_labels", "node_labels", "node_attributes"),
+}
+
+
+def tu_raw_files(name: str) -> list[str]:
+    return [f"{name}_{part}.txt" for part in TU_FILES[name]]
+
+
+def load_tudataset(root: str | os.PathLike, mirror=None, *, name: str, use_node_attr: bool = False):
+    """A TUDataset (a list of graphs with ``x``, ``edge_index`` and a graph label ``y``)."""
+    from torch_geometric.datasets import TUDataset
+
+    if name not in TU_NAMES:
+        raise ValueError(f"unknown TUDataset {name!r}; valid: {list(TU_NAMES)}")
+    mirror = resolve_mirror(mirror)
+    relative = f"TUDataset/{name}/raw"
+    files = tu_raw_files(name)
+    base = Path(root) / "TUDataset"
+    staged = stage_files(mirror, relative, base / name / "raw", files, name)
+    try:
+        return TUDataset(str(base), name, use_node_attr=use_node_attr)
+    except Exception as err:
+        if staged:
+            raise
+        raise unavailable(name, mirror, relative, files, err) from err
+
+
+ZINC_FILES = ("molecules/train.pickle", "molecules/val.pickle", "molecules/test.pickle",
+              "molecules/train.index", "molecules/val.index", "molecules/test.index")
+
+
+def load_zinc(root: str | os.PathLike, mirror=None, *, subset: bool = True) -> dict:
+    """ZINC (12k-molecule subset by default) with its canonical train/val/test split.
+
+    Returns ``{"train": ds, "val": ds, "test": ds}``; the graph tasks take such a dict as
+    the dataset's canonical split. Node features are the atom type (an integer index, kept
+    as a one-hot float matrix of 28 types so any encoder can take them).
+    """
+    from torch_geometric.datasets import ZINC
+
+    mirror = resolve_mirror(mirror)
+    relative = "ZINC/raw"
+    base = Path(root) / "ZINC"
+    staged = stage_files(mirror, relative, base / "raw", ZINC_FILES, "ZINC")
+    try:
+        return {split: ZINC(str(base), subset=subset, split=split, transform=_one_hot_atoms)
+                for split in ("train", "val", "test")}
+    except Exception as err:
+        if staged:
+            raise
+        raise unavailable("ZINC", mirror, relative, ZINC_FILES, err) from err
+
+
+ZINC_ATOM_TYPES = 28
+
+
+def _one_hot_atoms(data):
+    import torch.nn.functional as F
+
+    data = data.clone()
+    data.x = F.one_hot(data.x.view(-1), ZINC_ATOM_TYPES).float()
+    data.y = data.y.view(-1).float()
+    return data

@@ -1,0 +1,136 @@
+"""Graph-level tasks on a set of graphs: classification (graph_cls) and regression (graph_reg).
+
+Split: the dataset's canonical one when it ships it (a ``{"train", "val", "test"}`` dict of
+graph lists, e.g. ZINC), else a seeded 80/10/10 permutation per run (``dataset.split``
+may change the fractions). Training is mini-batched with torch_geometric's DataLoader
+(``task.batch_size``, default 32); every epoch evaluates train, val and test.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch_geometric.loader import DataLoader
+from torchmetrics.functional import mean_absolute_error, mean_squared_error
+from torchmetrics.functional.classification import multiclass_accuracy
+
+from graphnetz.data.splits import random_node_split
+from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
+from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
+from graphnetz.tasks.node_tasks import full_batch_loader, require_attributes
+
+EVAL_BATCH_SIZE = 256  # evaluation only: any size gives the same metrics
+
+
+def graph_split(dataset, seed: int, split: dict | None) -> tuple[dict[str, list], dict]:
+    """Graphs per split: the canonical split if the dataset has one, else a seeded one."""
+    if isinstance(dataset, dict):
+        missing = [s for s in SPLITS if s not in dataset]
+        if missing:
+            raise ValueError(f"a canonical graph split needs keys {list(SPLITS)}; missing {missing}")
+        return {s: list(dataset[s]) for s in SPLITS}, {"split": "canonical"}
+    split = split or {}
+    kind = split.get("type", "random")
+    if kind != "random":
+        raise ValueError(f"dataset.split.type={kind!r} needs a dataset with a canonical "
+                         "split (a train/val/test dict); valid here: 'random'")
+    train_frac, val_frac = split.get("train", 0.8), split.get("val", 0.1)
+    masks = random_node_split(len(dataset), seed, train_frac, val_frac)
+    graphs = list(dataset)
+    parts = {s: [graphs[i] for i in m.nonzero().view(-1).tolist()] for s, m in zip(SPLITS, masks, strict=True)}
+    return parts, {"split": f"random {train_frac:g}/{val_frac:g}/{1 - train_frac - val_frac:g} (seed {seed})"}
+
+
+class GraphLevelTask(MiniBatchSteps, GraphTask):
+    """Shared mechanics: a model ``(x, edge_index, batch) -> [num_graphs, out]``."""
+
+    default_batch_size: ClassVar[int] = 32
+
+    def __init__(self, model, lr=None, weight_decay=None, selection="final", patience=None,
+                 batch_size: int | None = None) -> None:
+        super().__init__(model, lr, weight_decay, selection, patience)
+        self.batch_size = check_batch_size(self.default_batch_size if batch_size is None else batch_size)
+        self.automatic_optimization = False
+
+    @classmethod
+    def prepare(cls, dataset, seed: int, split: dict | None = None) -> TaskData:
+        parts, info = graph_split(dataset, seed, split)
+        for name, graphs in parts.items():
+            if not graphs:
+                raise ValueError(f"the {name} split of the dataset is empty; use a larger dataset "
+                                 "or other dataset.split fractions")
+        require_attributes(parts["train"][0], ("x", "edge_index", "y"), cls.task_type)
+        first = parts["train"][0]
+        loaders = [full_batch_loader(parts[s]) for s in SPLITS]
+        info.update({f"n_{s}": len(parts[s]) for s in SPLITS})
+        if getattr(first, "feature_note", None):
+            info["features"] = first.feature_note
+        return TaskData(loaders[0], loaders, int(first.x.size(-1)),
+                        cls.num_outputs([g for graphs in parts.values() for g in graphs]), info=info)
+
+    @staticmethod
+    def num_outputs(graphs: list) -> int:
+        raise NotImplementedError
+
+    def forward_batch(self, batch) -> Tensor:
+        return self.model(batch.x.float(), batch.edge_index, batch.batch)
+
+    def minibatch_losses(self, graphs):
+        for batch in DataLoader(graphs, batch_size=self.batch_size, shuffle=True):
+            yield self.loss(self.forward_batch(batch), self.targets(batch))
+
+    def predict_splits(self, graphs, dataloader_idx: int = 0):
+        outs, ys = [], []
+        for batch in DataLoader(graphs, batch_size=EVAL_BATCH_SIZE):
+            outs.append(self.forward_batch(batch))
+            ys.append(self.targets(batch))
+        return {SPLITS[dataloader_idx]: (torch.cat(outs), torch.cat(ys))}
+
+
+class GraphClassificationTask(GraphLevelTask):
+    """Cross-entropy, accuracy (higher is better), Adam lr 1e-3 (SPEC §5)."""
+
+    task_type = "graph_cls"
+    primary_metric = "accuracy"
+    direction = "max"
+    default_lr = 1e-3
+
+    @staticmethod
+    def num_outputs(graphs: list) -> int:
+        return int(max(int(g.y.max()) for g in graphs)) + 1
+
+    def targets(self, batch) -> Tensor:
+        return batch.y.view(-1).long()
+
+    def loss(self, logits: Tensor, y: Tensor) -> Tensor:
+        return F.cross_entropy(logits, y)
+
+    def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
+        acc = multiclass_accuracy(logits, y, num_classes=logits.size(-1), average="micro")
+        return {"accuracy": float(acc)}
+
+
+class GraphRegressionTask(GraphLevelTask):
+    """L1 loss, mean absolute error (lower is better; RMSE also recorded), Adam lr 1e-3."""
+
+    task_type = "graph_reg"
+    primary_metric = "mae"
+    direction = "min"
+    default_lr = 1e-3
+
+    @staticmethod
+    def num_outputs(graphs: list) -> int:
+        return int(graphs[0].y.numel())
+
+    def targets(self, batch) -> Tensor:
+        return batch.y.view(batch.num_graphs, -1).float()
+
+    def loss(self, out: Tensor, y: Tensor) -> Tensor:
+        return F.l1_loss(out, y)
+
+    def score(self, out: Tensor, y: Tensor) -> dict[str, float]:
+        return {"mae": float(mean_absolute_error(out, y)),
+                "rmse": float(mean_squared_error(out, y, squared=False))}
