@@ -134,7 +134,7 @@ def load_ml_synthetic(root: str | None = None, mirror=None, *, seed: int,
 
     ``root``/``mirror`` are accepted for the common loader signature and unused (nothing
     is read or written). The split is a seeded 60/20/20 random split (one column).
-    Defaults α = 4, b = 0.05 give a mid homophily (≈ 0.59, ≈ 150k edges at 3000 nodes);
+    Defaults α = 4, b = 0.05 give a mid homophily (≈ 0.60, ≈ 146k edges at 3000 nodes);
     MLGNC's Hyperspheres_10_10_0 graph used α = 8.8, b = 0.12 (its info.txt).
     """
     g = generate_ml_graph(seed=seed, num_nodes=num_nodes, num_features=num_features,
