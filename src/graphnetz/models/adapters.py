@@ -64,7 +64,8 @@ class RelationalLinkPredictor(LinkPredictor):
         super().__init__(encoder)
         self.node_embedding = nn.Embedding(num_nodes, embedding_dim)
         self.relation_embedding = nn.Embedding(num_relations, hidden_channels)
-        nn.init.xavier_uniform_(self.node_embedding.weight)
+        # N(0, 1) entity inputs (the Embedding default) keep encoder states O(1); a
+        # Glorot-small init there makes the triple product ~0 and its gradient vanish
         nn.init.xavier_uniform_(self.relation_embedding.weight)
 
     def encode(self, x: Tensor | None, edge_index: Tensor) -> Tensor:
@@ -97,9 +98,11 @@ def wrap_for_task(factory: EncoderFactory, cls: type, task_type: str, in_channel
                              out_channels, dropout=extras.get("head_dropout", 0.0))
     if task_type in LINK_TASKS:
         if extras.get("num_relations") is not None:
+            # no input features (in_channels 0): entity embeddings of the hidden size
+            dim = in_channels if in_channels > 0 else hidden_channels
             return RelationalLinkPredictor(
-                factory(in_channels, hidden_channels), int(extras["num_nodes"]),
-                int(extras["num_relations"]), in_channels, hidden_channels)
+                factory(dim, hidden_channels), int(extras["num_nodes"]),
+                int(extras["num_relations"]), dim, hidden_channels)
         return LinkPredictor(factory(in_channels, hidden_channels))
     valid = list(NODE_TASKS + GRAPH_TASKS + LINK_TASKS)
     raise ValueError(f"no adapter for task type {task_type!r}; valid: {valid}")

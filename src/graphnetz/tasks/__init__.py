@@ -10,6 +10,9 @@ from graphnetz.tasks.node_tasks import NodeClassificationTask
 # task type -> LightningModule class path; conf/task/<type>.yaml points at the same class.
 TASK_CLASSES: dict[str, str] = {
     "node_cls": "graphnetz.tasks.node_tasks.NodeClassificationTask",
+    "graph_cls": "graphnetz.tasks.graph_tasks.GraphClassificationTask",
+    "graph_reg": "graphnetz.tasks.graph_tasks.GraphRegressionTask",
+    "link_pred": "graphnetz.tasks.link_tasks.LinkPredictionTask",
 }
 
 

@@ -104,6 +104,24 @@ class NodeClassificationTask(NodeTask):
     default_weight_decay = 5e-4
     label_dtype = torch.long
 
+    def __init__(self, model, lr=None, weight_decay=None, selection="final", patience=None,
+                 dgi_pretrain_epochs: int = 0) -> None:
+        super().__init__(model, lr, weight_decay, selection, patience)
+        if isinstance(dgi_pretrain_epochs, bool) or not isinstance(dgi_pretrain_epochs, int) \
+                or dgi_pretrain_epochs < 0:
+            raise ValueError(f"task.dgi_pretrain_epochs must be an integer >= 0 (0 = off), "
+                             f"got {dgi_pretrain_epochs!r}")
+        self.dgi_pretrain_epochs = dgi_pretrain_epochs
+
+    def on_train_start(self) -> None:
+        # Optional: pre-train the encoder's hidden layers with Deep Graph Infomax (no labels)
+        if self.dgi_pretrain_epochs:
+            from graphnetz.models.dgi import pretrain_node_encoder
+
+            graph = next(iter(self.trainer.train_dataloader))
+            pretrain_node_encoder(self.model, graph, self.dgi_pretrain_epochs, lr=self.lr,
+                                  seed=torch.initial_seed() % 2**32)
+
     @staticmethod
     def num_outputs(data) -> int:
         return int(data.y.max()) + 1

@@ -1,0 +1,80 @@
+"""Deep Graph Infomax (Veličković et al., 2019): self-supervised node embeddings.
+
+DGI maximises the mutual information between node states and a graph summary
+``s = sigmoid(mean_i z_i)`` by telling real (z, s) pairs from corrupted ones, where the
+corruption shuffles node features across nodes (edges kept). It is a training utility
+(embeddings, or an encoder pre-trained before supervised training), never a row of the
+benchmark report: its loss is not a test metric.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.nn import DeepGraphInfomax
+
+
+def shuffle_features(x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+    """DGI's corruption: a random permutation of the rows of ``x``, same edges."""
+    return x[torch.randperm(x.size(0), device=x.device)], edge_index
+
+
+def mean_summary(z: Tensor, *args, **kwargs) -> Tensor:
+    return torch.sigmoid(z.mean(dim=0))
+
+
+class HiddenLayers(nn.Module):
+    """The hidden part of a :class:`NodeEncoder` (all layers but the output one), sharing
+    its parameters, so DGI can pre-train what node classification later fine-tunes."""
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        layers = getattr(encoder, "layers", None)
+        if layers is None or len(layers) < 2:
+            raise ValueError(
+                f"DGI pre-training needs a node encoder with >= 2 layers (``layers``); got "
+                f"{type(encoder).__name__} with {0 if layers is None else len(layers)}")
+        self.encoder = encoder
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        enc = self.encoder
+        for layer in enc.layers[:-1]:
+            x = nn.functional.dropout(x, p=enc.dropout, training=self.training)
+            x = layer(x, edge_index) if enc.uses_edges else layer(x)
+            x = torch.relu(x)
+        return x
+
+
+def train_dgi(encoder: nn.Module, data, epochs: int = 100, lr: float = 1e-3,
+              seed: int = 0) -> Tensor:
+    """Train ``encoder`` (``(x, edge_index) -> [N, hidden]``) with DGI on ``data`` in place.
+
+    Returns the embeddings ``[N, hidden]`` of the trained encoder (eval mode, detached).
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        x, edge_index = data.x.float(), data.edge_index
+        with torch.no_grad():
+            hidden = encoder(x, edge_index).size(-1)
+        dgi = DeepGraphInfomax(hidden, encoder, summary=mean_summary, corruption=shuffle_features)
+        optimizer = torch.optim.Adam(dgi.parameters(), lr=lr)
+        was_training = encoder.training
+        dgi.train()
+        for _ in range(epochs):
+            optimizer.zero_grad()
+            pos_z, neg_z, summary = dgi(x, edge_index)
+            dgi.loss(pos_z, neg_z, summary).backward()
+            optimizer.step()
+        dgi.eval()
+        with torch.no_grad():
+            z = encoder(x, edge_index)
+        encoder.train(was_training)
+    return z
+
+
+def pretrain_node_encoder(model: nn.Module, data, epochs: int, lr: float, seed: int) -> Tensor:
+    """DGI on the hidden layers of a node-classification encoder (its output layer is left
+    to supervised training). Returns the hidden embeddings."""
+    return train_dgi(HiddenLayers(model), data, epochs=epochs, lr=lr, seed=seed)
