@@ -58,7 +58,9 @@ def train_dgi(encoder: nn.Module, data, epochs: int = 100, lr: float = 1e-3,
         x, edge_index = data.x.float(), data.edge_index
         with torch.no_grad():
             hidden = encoder(x, edge_index).size(-1)
+        state = {k: v.clone() for k, v in encoder.state_dict().items()}
         dgi = DeepGraphInfomax(hidden, encoder, summary=mean_summary, corruption=shuffle_features)
+        encoder.load_state_dict(state)  # DGI's constructor re-initialises the encoder: undo
         optimizer = torch.optim.Adam(dgi.parameters(), lr=lr)
         was_training = encoder.training
         dgi.train()

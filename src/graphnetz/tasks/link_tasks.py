@@ -23,6 +23,8 @@ other known true triple (train/val/test) filtered out; ties count half. Cost per
 
 from __future__ import annotations
 
+import random
+from contextlib import contextmanager
 from typing import ClassVar
 
 import torch
@@ -47,6 +49,20 @@ def training_degree_features(edge_index: Tensor, num_nodes: int) -> Tensor:
     return torch.stack([torch.ones_like(deg), torch.log1p(deg)], dim=1)
 
 
+@contextmanager
+def seeded(seed: int):
+    """Run a block under ``seed`` for torch and python's ``random`` (which
+    ``negative_sampling`` draws from), leaving the callers' generators untouched."""
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            yield
+    finally:
+        random.setstate(state)
+
+
 def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, dict]:
     """One graph with message-passing edges and labelled edges per split (seeded)."""
     # ``dataset.split.link`` holds the edge fractions; the rest of dataset.split is for nodes
@@ -55,8 +71,7 @@ def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, d
     transform = RandomLinkSplit(num_val=num_val, num_test=num_test, is_undirected=True,
                                 add_negative_train_samples=False)
     base = Data(edge_index=data.edge_index, num_nodes=data.num_nodes)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
+    with seeded(seed):
         train, val, test = transform(base)
         # fixed negatives to score the training split each epoch (training draws fresh ones)
         train_neg = negative_sampling(train.edge_index, data.num_nodes,
