@@ -5,11 +5,12 @@ from __future__ import annotations
 from hydra.utils import get_class
 
 from graphnetz.tasks.base import GraphTask, TaskData
-from graphnetz.tasks.node_tasks import NodeClassificationTask
+from graphnetz.tasks.node_tasks import MultiLabelNodeClassificationTask, NodeClassificationTask
 
 # task type -> LightningModule class path; conf/task/<type>.yaml points at the same class.
 TASK_CLASSES: dict[str, str] = {
     "node_cls": "graphnetz.tasks.node_tasks.NodeClassificationTask",
+    "ml_node_cls": "graphnetz.tasks.node_tasks.MultiLabelNodeClassificationTask",
     "graph_cls": "graphnetz.tasks.graph_tasks.GraphClassificationTask",
     "graph_reg": "graphnetz.tasks.graph_tasks.GraphRegressionTask",
     "link_pred": "graphnetz.tasks.link_tasks.LinkPredictionTask",
@@ -22,4 +23,4 @@ def task_class(task_type: str) -> type[GraphTask]:
     return get_class(TASK_CLASSES[task_type])
 
 
-__all__ = ["GraphTask", "NodeClassificationTask", "TASK_CLASSES", "TaskData", "task_class"]
+__all__ = ["GraphTask", "MultiLabelNodeClassificationTask", "NodeClassificationTask", "TASK_CLASSES", "TaskData", "task_class"]

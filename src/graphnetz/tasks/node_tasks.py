@@ -12,6 +12,7 @@ from torchmetrics.functional.classification import multiclass_accuracy
 
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import GraphTask, TaskData
+from graphnetz.tasks.multilabel_metrics import multilabel_metrics
 
 MASKS = ("train_mask", "val_mask", "test_mask")
 
@@ -134,3 +135,30 @@ class NodeClassificationTask(NodeTask):
             return {"accuracy": float("nan")}
         acc = multiclass_accuracy(logits, y, num_classes=logits.size(-1), average="micro")
         return {"accuracy": float(acc)}
+
+
+class MultiLabelNodeClassificationTask(NodeTask):
+    """Multi-label node classification: BCE with logits over C labels, macro AP primary.
+
+    Scores follow :mod:`graphnetz.tasks.multilabel_metrics` (labels without a positive in a
+    split are excluded from macro averages and counted; F1 thresholds probabilities at 0.5).
+    """
+
+    task_type = "ml_node_cls"
+    primary_metric = "macro_ap"
+    direction = "max"
+    default_lr = 1e-2
+    default_weight_decay = 5e-4
+    label_dtype = torch.float
+
+    @staticmethod
+    def num_outputs(data) -> int:
+        if data.y.dim() != 2:
+            raise ValueError(f"ml_node_cls needs y of shape [N, C] (0/1 label sets), got {tuple(data.y.shape)}")
+        return int(data.y.size(1))
+
+    def loss(self, logits: Tensor, y: Tensor) -> Tensor:
+        return F.binary_cross_entropy_with_logits(logits, y)
+
+    def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
+        return multilabel_metrics(logits, y)
