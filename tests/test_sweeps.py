@@ -1,0 +1,82 @@
+"""Real ``-m`` sweeps in a subprocess, the way users run them, then ``analyze.py``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def records(sweep: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(sweep.glob("*/result.json"))]
+
+
+def test_multirun_then_analyze(tmp_path, data_dir):
+    sweep = tmp_path / "sweep"
+    proc = run_cli("train.py", "-m", "model=gcn,mlp", "seed=0,1", "dataset=karate",
+                   "trainer.max_epochs=5", f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = records(sweep)
+    assert len(found) == 4 and {r["status"] for r in found} == {"ok"}
+    assert {(r["model"], r["seed"]) for r in found} == {("gcn", 0), ("gcn", 1), ("mlp", 0), ("mlp", 1)}
+    assert len({r["run_dir"] for r in found}) == 4  # one directory per job
+
+    proc = run_cli("analyze.py", str(sweep))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = (sweep / "report" / "summary.csv").read_text().strip().splitlines()
+    assert len(summary) == 3  # header + one row per (task, model)
+    report = (sweep / "report" / "report.md").read_text()
+    assert "| karate/node_cls | accuracy ↑ | gcn | 2 |" in report
+    assert "| karate/node_cls | accuracy ↑ | mlp | 2 |" in report
+
+
+def test_a_failing_run_does_not_stop_the_sweep(tmp_path, data_dir):
+    sweep = tmp_path / "sweep"
+    proc = run_cli("train.py", "-m", "model.num_layers=0,2", "dataset=karate",
+                   "trainer.max_epochs=2", f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    statuses = sorted(r["status"] for r in records(sweep))
+    assert statuses == ["failed", "ok"]
+    failed = next(r for r in records(sweep) if r["status"] == "failed")
+    assert "num_layers" in failed["reason"] and failed["error"]
+
+    proc = run_cli("analyze.py", str(sweep))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Failed (1)" in (sweep / "report" / "report.md").read_text()
+
+
+def test_unknown_model_lists_valid_choices(tmp_path):
+    proc = run_cli("train.py", "model=gcnn", f"paths.output_dir={tmp_path}")
+    assert proc.returncode != 0
+    message = proc.stderr + proc.stdout
+    assert "gcnn" in message
+    for valid in ("gcn", "gat", "sage", "gt", "mlp"):
+        assert f"\t{valid}\n" in message or f" {valid}\n" in message
+
+
+def test_unknown_dataset_lists_valid_choices(tmp_path):
+    proc = run_cli("train.py", "dataset=coraa", f"paths.output_dir={tmp_path}")
+    assert proc.returncode != 0
+    message = proc.stderr + proc.stdout
+    assert "coraa" in message and "cora" in message and "karate" in message
+
+
+def test_truncated_record_does_not_crash_analyze(tmp_path, data_dir):
+    sweep = tmp_path / "sweep"
+    proc = run_cli("train.py", "-m", "seed=0,1,2", "dataset=karate", "trainer.max_epochs=2",
+                   f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    victim = sweep / "0_karate_gcn_s0" / "result.json"
+    victim.write_text(victim.read_text()[:200])  # a half-written file from a killed job
+    proc = run_cli("analyze.py", str(sweep))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = (sweep / "report" / "report.md").read_text()
+    assert "Unreadable (1)" in report and "0_karate_gcn_s0" in report
