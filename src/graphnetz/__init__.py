@@ -1,2 +1,39 @@
-"""GraphNetz: benchmarking graph neural networks honestly."""
+"""GraphNetz: benchmarking graph neural networks honestly.
+
+    from graphnetz import run_benchmark, register_model, task_from_dataset
+    report = run_benchmark("social", {"GCN": "gcn", "Mine": MyGNN}, seeds=range(10))
+
+The API is imported on first use, so ``import graphnetz`` (and its CLIs) stay light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "run_benchmark": "graphnetz.api",
+    "register_model": "graphnetz.api",
+    "unregister_model": "graphnetz.api",
+    "task_from_dataset": "graphnetz.api",
+    "register_task": "graphnetz.api",
+    "unregister_task": "graphnetz.api",
+    "iter_benchmark_tasks": "graphnetz.api",
+    "list_datasets": "graphnetz.api",
+    "wrap_encoder": "graphnetz.api",
+    "BenchmarkTask": "graphnetz.api",
+    "BenchmarkReport": "graphnetz.report",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'graphnetz' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
