@@ -20,10 +20,16 @@ from typing import Any
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.utils import get_class
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from graphnetz.api import registry
-from graphnetz.api.models import ModelSpec, model_spec, proxy_class, registered_models
+from graphnetz.api.models import (
+    ModelSpec,
+    conf_models,
+    model_spec,
+    proxy_class,
+    registered_models,
+)
 from graphnetz.api.tasks import BenchmarkTask, all_tasks, iter_benchmark_tasks
 from graphnetz.report import BenchmarkReport
 from graphnetz.training.resolve import CONF_DIR
@@ -38,12 +44,6 @@ ModelChoice = str | ModelSpec  # a conf/model YAML name, or a user model
 
 
 # ---------------------------------------------------------------- inputs
-def conf_models() -> dict[str, str]:
-    """conf/model YAML name -> the ``_target_`` it builds."""
-    return {p.stem: str(OmegaConf.load(p).get("_target_"))
-            for p in sorted((CONF_DIR / "model").glob("*.yaml"))}
-
-
 def _conf_name_of_class(cls: type, available: Mapping[str, str]) -> str | None:
     for stem, target in available.items():
         try:

@@ -18,10 +18,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+from hydra.utils import get_class
+from omegaconf import OmegaConf
 from torch import nn
 
 from graphnetz.models.adapters import wrap_for_task
 from graphnetz.tasks import TASK_CLASSES
+from graphnetz.training.resolve import CONF_DIR
 
 DEFAULT_HIDDEN = 64
 _SIZES = ("in_channels", "hidden_channels", "out_channels")
@@ -111,6 +115,28 @@ def registered_models() -> dict[str, ModelSpec]:
     return dict(_REGISTERED)
 
 
+def conf_models() -> dict[str, str]:
+    """conf/model YAML name -> the ``_target_`` it builds."""
+    return {p.stem: str(OmegaConf.load(p).get("_target_"))
+            for p in sorted((CONF_DIR / "model").glob("*.yaml"))}
+
+
+def list_models() -> pd.DataFrame:
+    """conf/model YAMLs and registered models with the task types each serves."""
+    rows = []
+    for name, target in conf_models().items():
+        try:
+            types = getattr(get_class(target), "task_types", None)
+            served = ", ".join(sorted(types)) if types is not None else "undeclared"
+        except Exception as err:  # listing must not fail on one model's missing dependency
+            served = f"unavailable ({type(err).__name__})"
+        rows.append({"name": name, "kind": "conf/model", "builds": target, "task_types": served})
+    for name, spec in _REGISTERED.items():
+        rows.append({"name": name, "kind": "registered", "builds": spec.defined_in,
+                     "task_types": ", ".join(sorted(spec.task_types))})
+    return pd.DataFrame(rows, columns=["name", "kind", "builds", "task_types"])
+
+
 def _check_name(name: Any) -> None:
     if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"model name must be a non-empty string without '/', got {name!r}")
@@ -188,5 +214,5 @@ def wrap_encoder(encoder: type | Callable[..., nn.Module], task_type: str, in_ch
                          in_channels, out_channels, hidden_channels, **extras)
 
 
-__all__ = ["ModelSpec", "model_spec", "register_model", "registered_models", "unregister_model",
+__all__ = ["ModelSpec", "conf_models", "list_models", "model_spec", "register_model", "registered_models", "unregister_model",
            "wrap_encoder"]

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from torch.utils.data import Dataset
 from torch_geometric.data.data import BaseData
 
-from graphnetz.tasks import TASK_CLASSES
+from graphnetz.tasks import TASK_CLASSES, task_class
 from graphnetz.tasks.node_tasks import MASKS, require_attributes
 from graphnetz.training.resolve import CONF_DIR
 
@@ -249,5 +249,20 @@ def list_datasets(category: str | None = None) -> pd.DataFrame:
     return table.sort_values(["category", "task_type"], kind="stable").reset_index(drop=True)
 
 
-__all__ = ["BenchmarkTask", "check_dataset", "iter_benchmark_tasks", "list_datasets",
+def list_task_types() -> pd.DataFrame:
+    """The task types with their primary metric, its direction and how many datasets serve them."""
+    served: dict[str, int] = {}
+    for task in all_tasks():
+        served[task.task_type] = served.get(task.task_type, 0) + 1
+    rows = []
+    for task_type in TASK_CLASSES:
+        cls = task_class(task_type)
+        rows.append({"task_type": task_type, "primary_metric": cls.primary_metric,
+                     "direction": cls.direction, "datasets": served.get(task_type, 0),
+                     "module": TASK_CLASSES[task_type]})
+    return pd.DataFrame(rows, columns=["task_type", "primary_metric", "direction", "datasets",
+                                       "module"])
+
+
+__all__ = ["BenchmarkTask", "check_dataset", "iter_benchmark_tasks", "list_datasets", "list_task_types",
            "register_task", "task_from_dataset", "unregister_task"]
