@@ -80,3 +80,35 @@ def test_truncated_record_does_not_crash_analyze(tmp_path, data_dir):
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = (sweep / "report" / "report.md").read_text()
     assert "Unreadable (1)" in report and "0_karate_gcn_s0" in report
+
+
+def test_real_sweep_gives_the_full_report(tmp_path, data_dir, mirror):
+    """2 datasets x 3 models x 5 seeds through train.py, then every report artefact."""
+    import pandas as pd
+
+    from graphnetz.report import BenchmarkReport
+
+    sweep = tmp_path / "sweep"
+    proc = run_cli("train.py", "-m", "dataset=karate,cora", "model=gcn,sage,mlp", "seed=range(5)",
+                   "trainer.max_epochs=3", f"hydra.sweep.dir={sweep}",
+                   f"paths.data_dir={data_dir}", f"paths.data_mirror={mirror}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(records(sweep)) == 30
+
+    proc = run_cli("analyze.py", str(sweep), "--pairwise", "wilcoxon")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = sweep / "report"
+    for name in ("report.md", "report.json", "results.csv", "summary.csv",
+                 "tables/summary.tex", "tables/pairwise.tex",
+                 "figures/cd_diagram.png", "figures/cd_diagram.pdf",
+                 "figures/dashboard.png", "figures/dashboard.pdf"):
+        assert (out / name).is_file(), name
+    assert "Friedman" in (out / "report.md").read_text()
+
+    from_dirs = BenchmarkReport.from_run_dirs([sweep])
+    from_json = BenchmarkReport.from_json(out / "report.json")
+    from_csv = BenchmarkReport.from_csv(out / "results.csv")
+    expected = from_dirs.summary()
+    pd.testing.assert_frame_equal(from_json.summary(), expected)
+    pd.testing.assert_frame_equal(from_csv.summary(), expected)
+    assert len(expected) == 6 and set(expected["n"]) == {5}
