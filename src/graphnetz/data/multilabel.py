@@ -31,6 +31,8 @@ import pandas as pd
 import torch
 from torch_geometric.data import Data
 
+from graphnetz.atomic import write_atomic
+
 from .mirror import DatasetUnavailableError, resolve_mirror, stage_files, unavailable
 
 MLGNC_SOURCE = "https://github.com/Tianqi-py/MLGNC/tree/e7f609fbc226cff5d4ec2a8eed114a4c2177b51f/data"
@@ -134,12 +136,9 @@ def _cached(root, key: str, build: Callable[[], Data]) -> Data:
             stored.pop("version")
             return Data(feature_note=note, num_nodes=int(stored["y"].shape[0]), **stored)
     data = build()
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {k: data[k] for k in data.keys() if k != "num_nodes"}
     payload["version"] = CACHE_VERSION
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    write_atomic(path, lambda handle: torch.save(payload, handle), "wb")
     return data
 
 

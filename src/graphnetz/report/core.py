@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from graphnetz import stats
+from graphnetz.atomic import write_text
 
 from . import records as rec_io
 from .analysis import CriticalDifference, RankAnalysis
-from .atomic import write_text
 
 SCHEMA_VERSION = 1
 CI_METHODS = ("t", "bootstrap")

@@ -16,9 +16,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from graphnetz import stats  # noqa: E402
+from graphnetz.atomic import save_figure  # noqa: E402
 
 from .analysis import CriticalDifference  # noqa: E402
-from .atomic import save_figure  # noqa: E402
 from .cells import mark_best, pval, slug  # noqa: E402
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .atomic import write_text
+from graphnetz.atomic import write_text
+
 from .cells import mark_best, num, pval
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .atomic import write_text
+from graphnetz.atomic import write_text
 
 if TYPE_CHECKING:
     from .core import BenchmarkReport

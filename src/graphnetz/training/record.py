@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from graphnetz.atomic import write_text
 
 SCHEMA_VERSION = 1
 RECORD_NAME = "result.json"
@@ -28,20 +29,9 @@ def library_versions() -> dict[str, str]:
 
 
 def write_json_atomic(path: str | os.PathLike, payload: Any) -> Path:
-    """Write JSON to a temp file in the same folder, then rename: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(payload, handle, indent=2, default=_jsonable, allow_nan=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write JSON via a temp file + rename: readers never see half a record."""
+    text = json.dumps(payload, indent=2, default=_jsonable, allow_nan=True)
+    return write_text(path, text)
 
 
 def _jsonable(value: Any) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO
 
 
-def _atomic(path: str | Path, write: Callable[[IO], None], mode: str) -> Path:
+def write_atomic(path: str | Path, write: Callable[[IO], None], mode: str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -26,10 +26,10 @@ def _atomic(path: str | Path, write: Callable[[IO], None], mode: str) -> Path:
 
 def write_text(path: str | Path, text: str) -> Path:
     """Atomically write ``text`` (UTF-8) to ``path``."""
-    return _atomic(path, lambda fh: fh.write(text), "w")
+    return write_atomic(path, lambda fh: fh.write(text), "w")
 
 
 def save_figure(fig, path: str | Path) -> Path:
     """Atomically save a matplotlib figure; the format comes from the path's suffix."""
     fmt = Path(path).suffix.lstrip(".")
-    return _atomic(path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=200), "wb")
+    return write_atomic(path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=200), "wb")
