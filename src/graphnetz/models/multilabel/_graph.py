@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 from torch import Tensor
 
@@ -37,10 +39,58 @@ def normalize(
 
 
 def propagate(edge_index: Tensor, coef: Tensor, h: Tensor) -> Tensor:
-    """out[j] = sum over edges (i -> j) of coef_ij * h[i]."""
+    """out[j] = sum over edges (i -> j) of coef_ij * h[i].
+
+    Gathers one row of ``h`` per edge (memory O(E·width)); fine for learnable ``coef``
+    on the input graph. A fixed operator reused every step is cheaper as a
+    :class:`FixedOperator` (one sparse matrix product).
+    """
     src, dst = edge_index
     out = torch.zeros_like(h)
     return out.index_add(0, dst, h[src] * coef.unsqueeze(-1))
+
+
+def _csr(rows: Tensor, cols: Tensor, values: Tensor, num_nodes: int) -> Tensor:
+    coo = torch.sparse_coo_tensor(
+        torch.stack([rows, cols]), values, (num_nodes, num_nodes), check_invariants=False
+    )
+    with warnings.catch_warnings():  # torch flags sparse CSR support as beta
+        warnings.simplefilter("ignore", UserWarning)
+        return coo.coalesce().to_sparse_csr()
+
+
+class _FixedSpMM(torch.autograd.Function):
+    """P @ h with the gradient P^T @ g from a transpose built once, not at every backward."""
+
+    @staticmethod
+    def forward(ctx, matrix: Tensor, matrix_t: Tensor, h: Tensor) -> Tensor:
+        ctx.matrix_t = matrix_t
+        return torch.sparse.mm(matrix, h)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return None, None, torch.sparse.mm(ctx.matrix_t, grad)
+
+
+class FixedOperator:
+    """``h -> P @ h`` for a fixed sparse P with P[j, i] = coef_ij: same result as
+    :func:`propagate`, without gathering one row of ``h`` per edge.
+
+    For operators reused every step (H2GCN's Â₁, Â₂): the CSR matrix and its transpose
+    (for the backward pass) are built once; no gradient flows to ``coef``.
+    """
+
+    def __init__(self, edge_index: Tensor, coef: Tensor, num_nodes: int) -> None:
+        src, dst = edge_index
+        coef = coef.detach()
+        self.matrix = _csr(dst, src, coef, num_nodes)
+        self.matrix_t = _csr(src, dst, coef, num_nodes)
+
+    def __call__(self, h: Tensor) -> Tensor:
+        return _FixedSpMM.apply(self.matrix, self.matrix_t, h)
+
+    def to_dense(self) -> Tensor:
+        return self.matrix.to_dense()
 
 
 class GraphCache:
