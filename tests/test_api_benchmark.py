@@ -171,6 +171,14 @@ def test_missing_attribute_of_a_lazily_loaded_dataset_fails_the_run_with_its_nam
     assert "misses attribute(s) ['train_mask', 'val_mask', 'test_mask']" in report.failed[0]["error"]
 
 
+def test_a_torch_geometric_dataset_object_is_a_user_dataset(base):
+    from torch_geometric.datasets import KarateClub
+
+    task = task_from_dataset("club", "link_pred", KarateClub(), epochs=3)
+    report = run_benchmark(models=["gcn"], seeds=[0], tasks=[task], **base)
+    assert report.failed == [] and list(report.summary()["metric"]) == ["auc"]
+
+
 def test_unknown_task_names_list_the_valid_ones(base):
     with pytest.raises(ValueError, match=r"no benchmark task 'karat'.*'karate/node_cls'"):
         run_benchmark(models=["gcn"], seeds=[0], tasks=["karat"], **base)

@@ -64,7 +64,10 @@ class ModelSpec:
         """Scalar keyword defaults of the constructor (overridable as ``model.<name>=``)."""
         if self.factory is not None:
             return {"hidden_channels": DEFAULT_HIDDEN}
-        params = inspect.signature(self.cls).parameters.values()
+        try:
+            params = inspect.signature(self.cls).parameters.values()
+        except (TypeError, ValueError):  # no introspectable signature: sizes only
+            return {"hidden_channels": DEFAULT_HIDDEN}
         found = {p.name: p.default for p in params
                  if p.name not in ("in_channels", "out_channels")
                  and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)

@@ -47,7 +47,7 @@ class BenchmarkTask:
     name: str
     category: str
     task_type: str
-    epochs: int
+    epochs: int | None  # None: the config names none (trainer.max_epochs must be given)
     source: Any
     split: dict | None = None
     config: dict | None = field(default=None, repr=False)  # the dataset YAML, when from conf/
@@ -67,7 +67,9 @@ class BenchmarkTask:
         lookup function user data is loaded through."""
         tt = self.task_type
         if self.config is not None:
-            epochs = {**(self.config.get("epochs") or {}), tt: self.epochs}
+            epochs = dict(self.config.get("epochs") or {})
+            if self.epochs is not None:
+                epochs[tt] = self.epochs
             return {**self.config, "epochs": epochs, "split": self.split,
                     "loader": dict(self.source)}
         return {"name": self.name, "category": self.category, "task_types": [tt],
@@ -98,7 +100,8 @@ def _choice(what: str, value: Any, valid) -> None:
 
 # ---------------------------------------------------------------- dataset checks
 def _first_graph(data: Any) -> Any:
-    return data if hasattr(data, "edge_index") else data[0]
+    """The graph of a one-graph dataset (a ``Data`` object, or a Dataset/list holding it)."""
+    return data if isinstance(data, BaseData) else data[0]
 
 
 def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
@@ -171,7 +174,8 @@ def load_source(task: BenchmarkTask, seed: int | None = None) -> Any:
     if not isinstance(source, DATASET_OBJECTS) and callable(source):
         source = source(seed=seed) if task.seed_aware else source()
     check_dataset(source, task.task_type, task.split)
-    return source
+    # node and link tasks take the graph itself, whatever container it came in
+    return source if task.task_type in GRAPH_TASKS else _first_graph(source)
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -186,7 +190,7 @@ def config_tasks() -> list[BenchmarkTask]:
         epochs = cfg.get("epochs") or {}
         for task_type in order:
             tasks.append(BenchmarkTask(cfg["name"], cfg["category"], task_type,
-                                       epochs.get(task_type, 100), cfg["loader"],
+                                       epochs.get(task_type), cfg["loader"],
                                        cfg.get("split"), config=cfg))
     return tasks
 
