@@ -9,7 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnetz.models.multilabel._graph import normalize, propagate, simple_edges
+from graphnetz.models.multilabel._graph import (
+    input_dropout,
+    linear,
+    normalize,
+    propagate,
+    simple_edges,
+)
 
 # softplus(_UNIT) == 1, so every edge starts with weight 1 (plain GCN).
 _UNIT = math.log(math.e - 1.0)
@@ -90,8 +96,8 @@ class GCNLPA(nn.Module):
         w = torch.cat([w, torch.ones(n, device=w.device, dtype=w.dtype)])
         coef = normalize(ei, n, w, mode="sym")
         for i, lin in enumerate(self.lins):
-            x = F.dropout(x, self.dropout, self.training)
-            x = propagate(ei, coef, lin(x))
+            x = input_dropout(x, self.dropout, self.training)
+            x = propagate(ei, coef, linear(lin, x))
             if i < len(self.lins) - 1:
                 x = F.relu(x)
         return x

@@ -11,6 +11,8 @@ from torch import Tensor, nn
 from graphnetz.models.multilabel._graph import (
     FixedOperator,
     GraphCache,
+    input_dropout,
+    linear,
     normalize,
     simple_edges,
 )
@@ -142,8 +144,8 @@ class H2GCN(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         hops = self._cache.get(edge_index, x.size(0), hop_operators)
-        x = F.dropout(x, self.dropout, self.training)
-        reps = [F.relu(self.ego(x))]
+        x = input_dropout(x, self.dropout, self.training)
+        reps = [F.relu(linear(self.ego, x))]
         for _ in range(self.num_layers):
             prev = reps[-1]
             reps.append(torch.cat([op(prev) for op in hops], dim=-1))

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphnetz.models.multilabel._graph import input_dropout, linear
 from graphnetz.models.sampling import random_neighbor, to_csr
 
 
@@ -83,8 +84,8 @@ class LANC(nn.Module):
         if not self.training:
             generator = torch.Generator(device=x.device).manual_seed(self.eval_seed)
         stack = neighbour_stack(edge_index, n, self.num_neighbors, generator)
-        x = F.dropout(x, self.dropout, self.training)
-        h = F.relu(self.project(x))  # [N, H]
+        x = input_dropout(x, self.dropout, self.training)
+        h = F.relu(linear(self.project, x))  # [N, H]
         u = h[stack].transpose(1, 2)  # [N, H, k+1]
         for conv in self.convs:
             u = F.relu(conv(F.dropout(u, self.dropout, self.training)))

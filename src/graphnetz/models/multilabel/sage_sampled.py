@@ -5,11 +5,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import SAGEConv
 
+from graphnetz.models.multilabel._graph import input_dropout
 from graphnetz.models.sampling import sample_neighbors
+
+
+def _sparse_input_conv(conv: SAGEConv, x: Tensor, edge_index: Tensor) -> Tensor:
+    """``conv(x, edge_index)`` for sparse COO ``x`` (e.g. one-hot node ids).
+
+    Mean aggregation is linear, so W_l · mean_j x_j = mean_j (W_l x_j): project the sparse
+    rows first (one sparse-dense product), then aggregate the dense projections.
+    """
+    projected = torch.sparse.mm(x, conv.lin_l.weight.t())
+    out = conv.propagate(edge_index, x=(projected, projected)) + conv.lin_l.bias
+    if conv.root_weight:
+        out = out + torch.sparse.mm(x, conv.lin_r.weight.t())
+    return out
 
 
 class SampledSAGE(nn.Module):
@@ -53,8 +68,8 @@ class SampledSAGE(nn.Module):
             ei = edge_index
             if self.training:
                 ei = sample_neighbors(edge_index, x.size(0), self.num_neighbors[last - i])
-            x = F.dropout(x, self.dropout, self.training)
-            x = conv(x, ei)
+            x = input_dropout(x, self.dropout, self.training)
+            x = _sparse_input_conv(conv, x, ei) if x.is_sparse else conv(x, ei)
             if i < last:
                 x = F.relu(x)
         return x
