@@ -73,3 +73,17 @@ def test_sparse_one_hot_features_give_the_dense_identity_logits(cls):
     model.train()
     model(eye.to_sparse(), ei).sum().backward()  # trainable on sparse input
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_sage_projects_wide_inputs_before_aggregating_with_the_same_result():
+    # 12 input columns > 8 outputs triggers the project-first order; node 9 is isolated,
+    # where mean aggregation gives 0 and the layer must still add its bias.
+    from torch_geometric.nn import SAGEConv
+
+    from graphnetz.models.multilabel.sage_sampled import _project_then_aggregate
+
+    ei = random_undirected(9, 0.4, seed=4)
+    x = torch.randn(10, 12)
+    conv = SAGEConv(12, 8)
+    torch.testing.assert_close(_project_then_aggregate(conv, x, ei), conv(x, ei))
+    torch.testing.assert_close(_project_then_aggregate(conv, x.to_sparse(), ei), conv(x, ei))

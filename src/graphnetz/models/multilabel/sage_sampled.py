@@ -14,17 +14,23 @@ from graphnetz.models.multilabel._graph import input_dropout
 from graphnetz.models.sampling import sample_neighbors
 
 
-def _sparse_input_conv(conv: SAGEConv, x: Tensor, edge_index: Tensor) -> Tensor:
-    """``conv(x, edge_index)`` for sparse COO ``x`` (e.g. one-hot node ids).
+def _project_then_aggregate(conv: SAGEConv, x: Tensor, edge_index: Tensor) -> Tensor:
+    """``conv(x, edge_index)`` computed as mean_j (W_l x_j) + b_l + W_r x (same value).
 
-    Mean aggregation is linear, so W_l · mean_j x_j = mean_j (W_l x_j): project the sparse
-    rows first (one sparse-dense product), then aggregate the dense projections.
+    Mean aggregation is linear, so W_l · mean_j x_j = mean_j (W_l x_j). Projecting first
+    gathers E rows of width ``out`` instead of width ``in``: on one-hot node ids
+    (BlogCatalog, 10 312 columns, 668 k edges) the plain order would gather 27 GB.
+    Sparse COO ``x`` is projected with a sparse-dense product.
     """
-    projected = torch.sparse.mm(x, conv.lin_l.weight.t())
+    projected = _times(x, conv.lin_l.weight)  # the bias is added once, after the mean
     out = conv.propagate(edge_index, x=(projected, projected)) + conv.lin_l.bias
     if conv.root_weight:
-        out = out + torch.sparse.mm(x, conv.lin_r.weight.t())
+        out = out + _times(x, conv.lin_r.weight)
     return out
+
+
+def _times(x: Tensor, weight: Tensor) -> Tensor:
+    return torch.sparse.mm(x, weight.t()) if x.is_sparse else F.linear(x, weight)
 
 
 class SampledSAGE(nn.Module):
@@ -69,7 +75,10 @@ class SampledSAGE(nn.Module):
             if self.training:
                 ei = sample_neighbors(edge_index, x.size(0), self.num_neighbors[last - i])
             x = input_dropout(x, self.dropout, self.training)
-            x = _sparse_input_conv(conv, x, ei) if x.is_sparse else conv(x, ei)
+            if x.is_sparse or x.size(-1) > conv.out_channels:
+                x = _project_then_aggregate(conv, x, ei)
+            else:
+                x = conv(x, ei)
             if i < last:
                 x = F.relu(x)
         return x
