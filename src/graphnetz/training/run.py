@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import torch
 from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -68,6 +69,8 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any
         record.update(status="skipped", reason=reason)
         return record
 
+    if cfg.get("num_threads"):
+        torch.set_num_threads(int(cfg.num_threads))
     seed_everything(spec.seed)
     dataset = load_dataset(cfg.dataset.loader, cfg.paths.data_dir, cfg.paths.get("data_mirror"),
                            seed=spec.seed)
