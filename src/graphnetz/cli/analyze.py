@@ -11,8 +11,10 @@ import sys
 import warnings
 from pathlib import Path
 
+from graphnetz.atomic import write_text
 from graphnetz.report import CI_METHODS, PAIRWISE_METHODS, BenchmarkReport
 from graphnetz.report.cells import num
+from graphnetz.report.dataset_section import dataset_section_from_run_dirs
 
 
 def _alpha(text: str) -> float:
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         path = report.write(out)
+        if args.dirs:
+            append_dataset_section(path, args.dirs)
     for msg in dict.fromkeys(str(w.message) for w in caught):
         print(f"warning: {msg}", file=sys.stderr)
     summary = report.summary()
@@ -83,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     print(table.rename(columns={"half_width": "±h"}).to_string(index=False))
     print(f"\nreport: {path}")
     return 0
+
+
+def append_dataset_section(report_md: Path, dirs: list[str]) -> None:
+    """Add the statistics of a multi-label sweep's datasets (SPEC §7) to report.md."""
+    section = dataset_section_from_run_dirs(dirs)
+    if section:
+        write_text(report_md, report_md.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + section)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, SAGEConv, TransformerConv
 
+from graphnetz.models.features import input_dropout, linear
+
 NODE_LEVEL_TASKS = frozenset({"node_cls", "ml_node_cls", "graph_cls", "graph_reg", "link_pred"})
 
 
@@ -56,8 +58,8 @@ class NodeEncoder(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         for i, layer in enumerate(self.layers):
-            x = F.dropout(x, p=self.dropout, training=self.training)
-            x = layer(x, edge_index) if self.uses_edges else layer(x)
+            x = input_dropout(x, self.dropout, self.training)  # x may be sparse (one-hot ids)
+            x = layer(x, edge_index) if self.uses_edges else linear(layer, x)
             if i < len(self.layers) - 1:
                 x = F.relu(x)
         return x
@@ -72,6 +74,12 @@ class GCN(NodeEncoder):
 
 class GraphSAGE(NodeEncoder):
     """Hamilton et al. (2017), mean aggregation over the full neighbourhood."""
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        if x.is_sparse:  # SAGEConv aggregates raw features, which sparse tensors cannot do
+            raise ValueError("GraphSAGE needs dense node features; for sparse one-hot features "
+                             "(e.g. BlogCatalog) use model=sage_sampled, which projects first")
+        return super().forward(x, edge_index)
 
     def make_layer(self, d_in, d_out, last, aggr: str = "mean"):
         return SAGEConv(d_in, d_out, aggr=aggr)

@@ -12,7 +12,7 @@ from torchmetrics.functional.classification import multiclass_accuracy
 
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import GraphTask, TaskData
-from graphnetz.tasks.multilabel_metrics import multilabel_metrics
+from graphnetz.tasks.multilabel_metrics import METRIC_KEYS, multilabel_metrics
 
 MASKS = ("train_mask", "val_mask", "test_mask")
 
@@ -72,14 +72,21 @@ class NodeTask(GraphTask):
         loader = full_batch_loader(data)
         info.update(num_nodes=int(data.num_nodes), num_edges=int(data.edge_index.size(1)),
                     **{f"n_{m.split('_')[0]}": int(getattr(data, m).sum()) for m in MASKS})
-        if getattr(data, "feature_note", None):
-            info["features"] = data.feature_note
+        for note, key in (("feature_note", "features"), ("split_note", "split_note")):
+            if getattr(data, note, None):
+                info[key] = getattr(data, note)
+        info.update(cls.describe_labels(data))
         return TaskData(loader, [loader], data.num_features, cls.num_outputs(data),
                         info=info, graph=data)
 
     @staticmethod
     def num_outputs(data) -> int:
         raise NotImplementedError
+
+    @staticmethod
+    def describe_labels(data) -> dict:
+        """Facts about the labels for the run record (none by default)."""
+        return {}
 
     def training_loss(self, data) -> Tensor:
         out = self.model(data.x, data.edge_index)
@@ -160,5 +167,12 @@ class MultiLabelNodeClassificationTask(NodeTask):
     def loss(self, logits: Tensor, y: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(logits, y)
 
+    @staticmethod
+    def describe_labels(data) -> dict:
+        """Labels without a positive node per split: excluded from that split's macro scores."""
+        return {f"labels_without_positives_{split}": int((data.y[data[f"{split}_mask"]].sum(0) == 0).sum())
+                for split in ("train", "val", "test")}
+
     def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
-        return multilabel_metrics(logits, y)
+        scores = multilabel_metrics(logits, y)
+        return {key: scores[key] for key in METRIC_KEYS}

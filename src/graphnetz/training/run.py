@@ -32,8 +32,8 @@ from graphnetz.training.seeding import seed_everything
 log = logging.getLogger("graphnetz")
 
 
-def _quiet_lightning() -> None:
-    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda",
+def _quiet_libraries() -> None:
+    for name in ("gensim","lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda",
                  "lightning.fabric.utilities.seed", "lightning.pytorch"):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
@@ -94,7 +94,7 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any
 
 def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[str, Any]:
     """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given)."""
-    _quiet_lightning()
+    _quiet_libraries()
     run_dir = Path(run_dir) if run_dir is not None else None
     start = time.perf_counter()
     record = _base_record(cfg, run_dir)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import warnings
 
 import torch
-import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 
 
 def simple_edges(edge_index: Tensor, num_nodes: int) -> Tensor:
@@ -15,28 +14,6 @@ def simple_edges(edge_index: Tensor, num_nodes: int) -> Tensor:
     keep = src != dst
     key = torch.unique(src[keep] * num_nodes + dst[keep])
     return torch.stack([key // num_nodes, key % num_nodes])
-
-
-def input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """``F.dropout`` that also takes sparse COO features (BlogCatalog's one-hot node ids).
-
-    On a sparse ``x`` only stored entries can be dropped; zeros stay zero either way, so
-    this is dense dropout without densifying.
-    """
-    if not x.is_sparse:
-        return F.dropout(x, p, training)
-    x = x.coalesce()
-    values = F.dropout(x.values(), p, training)
-    return torch.sparse_coo_tensor(x.indices(), values, x.shape, is_coalesced=True,
-                                   check_invariants=False)
-
-
-def linear(layer: nn.Linear, x: Tensor) -> Tensor:
-    """``layer(x)`` for dense or sparse COO ``x`` (sparse: one sparse-dense product)."""
-    if not x.is_sparse:
-        return layer(x)
-    out = torch.sparse.mm(x, layer.weight.t())
-    return out if layer.bias is None else out + layer.bias
 
 
 def normalize(

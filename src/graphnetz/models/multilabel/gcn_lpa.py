@@ -9,13 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnetz.models.multilabel._graph import (
-    input_dropout,
-    linear,
-    normalize,
-    propagate,
-    simple_edges,
-)
+from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.multilabel._graph import normalize, propagate, simple_edges
 
 # softplus(_UNIT) == 1, so every edge starts with weight 1 (plain GCN).
 _UNIT = math.log(math.e - 1.0)

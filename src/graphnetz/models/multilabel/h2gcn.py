@@ -8,14 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnetz.models.multilabel._graph import (
-    FixedOperator,
-    GraphCache,
-    input_dropout,
-    linear,
-    normalize,
-    simple_edges,
-)
+from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.multilabel._graph import FixedOperator, GraphCache, normalize, simple_edges
 
 #: Keep Â₂ as a dense matrix when at least this fraction of its N² entries is non-zero:
 #: there a dense product is as fast as a sparse one (HumLoc, 9 %: equal; PCG, 16 %:

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnetz.models.multilabel._graph import input_dropout, linear
+from graphnetz.models.features import input_dropout, linear
 from graphnetz.models.sampling import random_neighbor, to_csr
 
 

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import SAGEConv
 
-from graphnetz.models.multilabel._graph import input_dropout
+from graphnetz.models.features import input_dropout
 from graphnetz.models.sampling import sample_neighbors
 
 
