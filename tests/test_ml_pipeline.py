@@ -202,3 +202,15 @@ def test_dataset_section_names_the_seed_of_generated_graphs(make_cfg):
 
 def test_no_multilabel_runs_give_an_empty_section():
     assert dataset_section([{"task_type": "node_cls", "config": {}}]) == ""
+
+
+def test_ml_real_keeps_deepwalk_at_its_specified_embedding_size(make_cfg):
+    """SPEC §4: DeepWalk dim 64, even when the sweep widens the GNNs to 256."""
+    from hydra.utils import instantiate
+
+    from graphnetz.models.build import model_kwargs
+
+    cfg = make_cfg("experiment=ml_real", "dataset=humloc", "model=deepwalk")
+    assert cfg.model.hidden_channels == 256
+    model = instantiate(model_kwargs(cfg.model), in_channels=32, out_channels=14)
+    assert model.embedding_dim == 64 and model.classifier.in_features == 64

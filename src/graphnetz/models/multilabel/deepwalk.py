@@ -105,16 +105,19 @@ class DeepWalk(nn.Module):
         window: int = 5,
         w2v_epochs: int = 5,
         workers: int = 1,
+        embedding_dim: int = 64,
     ) -> None:
         super().__init__()
-        self.embedding_dim = hidden_channels
+        # The skip-gram size is its own hyperparameter (SPEC §4: 64), so a sweep that widens
+        # the GNNs (model.hidden_channels=256) leaves DeepWalk as specified.
+        self.embedding_dim = embedding_dim
         self.walks_per_node = walks_per_node
         self.walk_length = walk_length
         self.window = window
         self.w2v_epochs = w2v_epochs
         self.workers = workers
         self.dropout = dropout
-        self.classifier = nn.Linear(hidden_channels, out_channels)
+        self.classifier = nn.Linear(embedding_dim, out_channels)
         self.register_buffer("embedding", None)
 
     def prepare(self, data, seed: int) -> None:
