@@ -112,3 +112,19 @@ def test_real_sweep_gives_the_full_report(tmp_path, data_dir, mirror):
     pd.testing.assert_frame_equal(from_json.summary(), expected)
     pd.testing.assert_frame_equal(from_csv.summary(), expected)
     assert len(expected) == 6 and set(expected["n"]) == {5}
+
+
+def test_resume_skips_complete_runs_and_reruns_the_rest(tmp_path, data_dir):
+    sweep = tmp_path / "sweep"
+    args = ("train.py", "-m", "seed=0,1", "dataset=karate", "trainer.max_epochs=2",
+            f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    assert run_cli(*args).returncode == 0  # a plain sweep, later resumed
+    kept = sweep / "0_karate_gcn_s0" / "result.json"
+    redo = sweep / "1_karate_gcn_s1" / "result.json"
+    kept_before = kept.read_text()
+    redo.write_text(redo.read_text()[:100])  # a job killed mid-write
+    proc = run_cli(*args, "resume=true")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert kept.read_text() == kept_before  # untouched: not run again
+    assert json.loads(redo.read_text())["status"] == "ok"  # rerun and complete
+    assert "resumed" in proc.stderr + proc.stdout

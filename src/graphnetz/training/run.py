@@ -24,12 +24,16 @@ from graphnetz.training.record import (
     RECORD_NAME,
     SCHEMA_VERSION,
     library_versions,
+    read_record,
     write_json_atomic,
 )
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.seeding import seed_everything
 
 log = logging.getLogger("graphnetz")
+# Settings that change how a run executes but not its result (resume an earlier sweep
+# with resume=true or another thread count and its complete runs still count).
+RESULT_NEUTRAL_KEYS = ("resume", "num_threads")
 
 
 def _quiet_libraries() -> None:
@@ -96,6 +100,11 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
     """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given)."""
     _quiet_libraries()
     run_dir = Path(run_dir) if run_dir is not None else None
+    if cfg.get("resume") and run_dir is not None:
+        done = completed_record(cfg, run_dir)
+        if done is not None:
+            log.info("%s (resumed: record already complete)", summarize(done))
+            return done
     start = time.perf_counter()
     record = _base_record(cfg, run_dir)
     try:
@@ -109,6 +118,20 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
         write_json_atomic(run_dir / RECORD_NAME, record)
     log.info("%s", summarize(record))
     return record
+
+
+def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
+    """The run's existing record if it finished (ok or skipped) with this very config."""
+    try:
+        record = read_record(run_dir / RECORD_NAME)
+    except (OSError, ValueError):
+        return None  # absent, half-written or foreign: run again
+    def what_matters(config: dict) -> dict:
+        return {k: v for k, v in config.items() if k not in RESULT_NEUTRAL_KEYS}
+
+    same = what_matters(record.get("config") or {}) == what_matters(
+        OmegaConf.to_container(cfg, resolve=False))
+    return record if same and record["status"] in ("ok", "skipped") else None
 
 
 def summarize(record: dict[str, Any]) -> str:
