@@ -38,6 +38,9 @@ class TaskData:
     info: dict[str, Any] = field(default_factory=dict)
     # The full graph for hooks such as DeepWalk's ``prepare`` (node-level tasks only).
     graph: Any = None
+    # A task type may refine its primary metric once it has seen the data (relational
+    # link prediction ranks by filtered MRR); None keeps the class's primary metric.
+    primary_metric: str | None = None
 
 
 class GraphTask(L.LightningModule):

@@ -86,6 +86,9 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any
     if hasattr(model, "prepare"):
         model.prepare(data.graph, spec.seed)
     module = instantiate(spec.task_cfg, model=model, _convert_="all")
+    if data.primary_metric is not None:
+        module.primary_metric = data.primary_metric
+        record["primary_metric"] = data.primary_metric
     trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
     trainer_cfg["max_epochs"] = spec.max_epochs
     trainer = instantiate(trainer_cfg)
