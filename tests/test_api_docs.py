@@ -62,3 +62,13 @@ def test_unknown_category_is_an_error_listing_the_valid_ones(capsys):
         list_main(["list", "datasets", "--category", "socail"])
     assert exit_.value.code == 2
     assert "unknown category 'socail'" in capsys.readouterr().err
+
+
+def test_the_readme_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    readme = DOC.parents[1] / "README.md"
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(first_python_block(readme.read_text()), str(readme), "exec"), namespace)
+    summary = namespace["report"].summary()
+    assert list(summary["model"]) == ["gcn", "sage", "mlp"] and set(summary["n"]) == {5}
+    assert "w_p_holm" in capsys.readouterr().out
