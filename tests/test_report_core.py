@@ -213,3 +213,22 @@ def test_power_advisor_columns():
     pwr = BenchmarkReport.from_records(make_records()).power(delta=0.01)
     assert set(pwr["delta"]) == {0.01}
     assert (pwr["seeds_needed"] >= 2).all() and not math.isnan(pwr["mdd"].iloc[0])
+
+
+def test_run_dirs_are_read_in_job_number_order(tmp_path):
+    """Job 10 comes after job 2, so models keep the order the sweep listed them in."""
+    import json
+
+    from graphnetz.report import BenchmarkReport
+
+    for job, model in [(2, "b_second"), (10, "a_third"), (1, "c_first")]:
+        run = tmp_path / f"{job}_task_{model}_s0"
+        run.mkdir()
+        for seed in (0, 1):
+            (run / f"s{seed}").mkdir()
+            (run / f"s{seed}" / "result.json").write_text(json.dumps({
+                "status": "ok", "task": "t/node_cls", "model": model, "seed": seed,
+                "primary_metric": "accuracy", "direction": "max",
+                "metrics": {"test": {"accuracy": 0.5 + 0.1 * seed}}}))
+    summary = BenchmarkReport.from_run_dirs([tmp_path]).summary()
+    assert list(summary["model"]) == ["c_first", "b_second", "a_third"]

@@ -168,13 +168,22 @@ def collect_records(records: Iterable[Any]) -> Collected:
 
 
 def find_result_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Every ``result.json`` under the given directories (recursive, sorted) or given directly."""
+    """Every ``result.json`` under the given directories (recursive) or given directly.
+
+    Sorted naturally (``2_...`` before ``10_...``), so tasks and models keep the order of the
+    sweep's job numbers, i.e. the order the user wrote them in.
+    """
     found: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise FileNotFoundError(f"no such file or directory: {p}")
-        found.extend([p] if p.is_file() else sorted(p.rglob(RESULT_FILE)))
+        found.extend([p] if p.is_file() else sorted(p.rglob(RESULT_FILE), key=natural_key))
     return found
+
+
+def natural_key(path: Path) -> list:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", str(path))]
 
 
 def collect_run_dirs(paths: Iterable[str | Path]) -> Collected:
