@@ -6,7 +6,7 @@ accuracy, alternating several times in one process. Dataset loading is cached by
 framework (a sweep loads once), so the timed framework runs measure per-run cost.
 Target: framework / plain <= 1.25.
 
-    python benchmarks/overhead.py --mirror ../shared/data [--repeats 5] [--epochs 100]
+    python benchmarks/overhead.py --mirror ../shared/data [--repeats 5] [--epochs 100] [--threads 1]
 """
 
 from __future__ import annotations
@@ -54,7 +54,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads for both sides (default: torch's choice); "
+                             "1 gives steadier timings on a shared machine")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     out_dir = tempfile.mkdtemp(prefix="graphnetz-overhead-")
     overrides = ["dataset=cora", "model=gcn", f"seed={args.seed}", f"trainer.max_epochs={args.epochs}",
@@ -74,7 +79,7 @@ def main() -> None:
     plain_pyg_run(data, args.epochs, args.seed)
     times: dict[str, list[float]] = {"framework": [], "plain": []}
     for i in range(args.repeats):
-        for name, fn in (("framework", lambda: framework_run(i)),
+        for name, fn in (("framework", lambda i=i: framework_run(i)),
                          ("plain", lambda: plain_pyg_run(data, args.epochs, args.seed))):
             start = time.perf_counter()
             accuracy = fn()
