@@ -14,17 +14,9 @@ from pathlib import Path
 import torch
 from torch_geometric.data import Data
 
-from graphnetz.data.mirror import resolve_mirror, stage_files, unavailable
+from graphnetz.data.mirror import build_from_mirror
 
 KG_FILES = ("train.txt", "valid.txt", "test.txt")
-
-
-def _stage(root, mirror, folder: str, name: str) -> tuple[Path, bool, Path | None, str]:
-    mirror = resolve_mirror(mirror)
-    relative = f"{folder}/raw"
-    base = Path(root) / folder
-    staged = stage_files(mirror, relative, base / "raw", KG_FILES, name)
-    return base, staged, mirror, relative
 
 
 def _triples(parts: list[Data], num_nodes: int) -> Data:
@@ -47,13 +39,10 @@ def load_fb15k_237(root: str | os.PathLike, mirror=None) -> Data:
     """FB15k-237 (Toutanova & Chen 2015): 14 541 entities, 237 relations, 310 116 triples."""
     from torch_geometric.datasets import FB15k_237
 
-    base, staged, mirror, relative = _stage(root, mirror, "FB15k_237", "FB15k-237")
-    try:
-        parts = [FB15k_237(str(base), split=s)[0] for s in ("train", "val", "test")]
-    except Exception as err:
-        if staged:
-            raise
-        raise unavailable("FB15k-237", mirror, relative, KG_FILES, err) from err
+    base = Path(root) / "FB15k_237"
+    parts = build_from_mirror(
+        "FB15k-237", mirror, "FB15k_237/raw", base / "raw", KG_FILES,
+        lambda: [FB15k_237(str(base), split=s)[0] for s in ("train", "val", "test")])
     return _triples(parts, int(parts[0].num_nodes))
 
 
@@ -61,12 +50,8 @@ def load_wn18rr(root: str | os.PathLike, mirror=None) -> Data:
     """WN18RR (Dettmers et al. 2018): 40 943 entities, 11 relations, 93 003 triples."""
     from torch_geometric.datasets import WordNet18RR
 
-    base, staged, mirror, relative = _stage(root, mirror, "WordNet18RR", "WN18RR")
-    try:
-        data = WordNet18RR(str(base))[0]
-    except Exception as err:
-        if staged:
-            raise
-        raise unavailable("WN18RR", mirror, relative, KG_FILES, err) from err
+    base = Path(root) / "WordNet18RR"
+    data = build_from_mirror("WN18RR", mirror, "WordNet18RR/raw", base / "raw", KG_FILES,
+                             lambda: WordNet18RR(str(base))[0])
     data.num_relations = int(data.edge_type.max()) + 1
     return data

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 MIRROR_ENV = "GRAPHNETZ_DATA_MIRROR"
 
@@ -81,3 +82,25 @@ def unavailable(dataset: str, mirror: Path | None, relative_dir: str, files: Ite
         f"paths.data_mirror=<mirror> (or ${MIRROR_ENV}), or allow network access."
     )
     return DatasetUnavailableError(msg)
+
+
+T = TypeVar("T")
+
+
+def build_from_mirror(dataset: str, mirror, relative_dir: str, target_dir: str | os.PathLike,
+                      files: Iterable[str], build: Callable[[], T]) -> T:
+    """Stage ``files`` from the mirror (when it has them), then ``build()`` the dataset.
+
+    ``build`` is torch_geometric's class, which finds the staged raw files and skips its
+    download. When nothing could be staged and ``build`` fails (no network, say), the error
+    becomes a :class:`DatasetUnavailableError` naming the dataset, the paths tried and the fix.
+    """
+    files = list(files)
+    mirror_path = resolve_mirror(mirror)
+    staged = stage_files(mirror_path, relative_dir, target_dir, files, dataset)
+    try:
+        return build()
+    except Exception as err:  # download failures surface as URLError/OSError/aiohttp errors
+        if staged:
+            raise
+        raise unavailable(dataset, mirror_path, relative_dir, files, err) from err

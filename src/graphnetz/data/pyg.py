@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torch_geometric.data import Data
 
-from graphnetz.data.mirror import resolve_mirror, stage_files, unavailable
+from graphnetz.data.mirror import build_from_mirror
 
 PLANETOID_NAMES = ("Cora", "CiteSeer", "PubMed")
 _PLANETOID_SUFFIXES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
@@ -28,17 +28,10 @@ def load_planetoid(root: str | os.PathLike, mirror=None, *, name: str, split: st
 
     if name not in PLANETOID_NAMES:
         raise ValueError(f"unknown Planetoid dataset {name!r}; valid: {list(PLANETOID_NAMES)}")
-    mirror = resolve_mirror(mirror)
-    relative = f"Planetoid/{name}/raw"
-    files = planetoid_raw_files(name)
     base = Path(root) / "Planetoid"
-    staged = stage_files(mirror, relative, base / name / "raw", files, name)
-    try:
-        return Planetoid(str(base), name, split=split)[0]
-    except Exception as err:  # download failures surface as URLError/OSError/...
-        if staged:
-            raise
-        raise unavailable(name, mirror, relative, files, err) from err
+    return build_from_mirror(name, mirror, f"Planetoid/{name}/raw", base / name / "raw",
+                             planetoid_raw_files(name),
+                             lambda: Planetoid(str(base), name, split=split)[0])
 
 
 def load_karate(root=None, mirror=None) -> Data:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from graphnetz.data.mirror import resolve_mirror, stage_files, unavailable
+from graphnetz.data.mirror import build_from_mirror
 
 TU_NAMES = ("MUTAG", "PROTEINS", "ENZYMES")
 # The files torch_geometric's TUDataset reads when present (A and graph_indicator are required).
@@ -30,17 +30,10 @@ def load_tudataset(root: str | os.PathLike, mirror=None, *, name: str, use_node_
 
     if name not in TU_NAMES:
         raise ValueError(f"unknown TUDataset {name!r}; valid: {list(TU_NAMES)}")
-    mirror = resolve_mirror(mirror)
-    relative = f"TUDataset/{name}/raw"
-    files = tu_raw_files(name)
     base = Path(root) / "TUDataset"
-    staged = stage_files(mirror, relative, base / name / "raw", files, name)
-    try:
-        return TUDataset(str(base), name, use_node_attr=use_node_attr)
-    except Exception as err:
-        if staged:
-            raise
-        raise unavailable(name, mirror, relative, files, err) from err
+    return build_from_mirror(name, mirror, f"TUDataset/{name}/raw", base / name / "raw",
+                             tu_raw_files(name),
+                             lambda: TUDataset(str(base), name, use_node_attr=use_node_attr))
 
 
 ZINC_FILES = ("molecules/train.pickle", "molecules/val.pickle", "molecules/test.pickle",
@@ -56,17 +49,11 @@ def load_zinc(root: str | os.PathLike, mirror=None, *, subset: bool = True) -> d
     """
     from torch_geometric.datasets import ZINC
 
-    mirror = resolve_mirror(mirror)
-    relative = "ZINC/raw"
     base = Path(root) / "ZINC"
-    staged = stage_files(mirror, relative, base / "raw", ZINC_FILES, "ZINC")
-    try:
-        return {split: ZINC(str(base), subset=subset, split=split, transform=_one_hot_atoms)
-                for split in ("train", "val", "test")}
-    except Exception as err:
-        if staged:
-            raise
-        raise unavailable("ZINC", mirror, relative, ZINC_FILES, err) from err
+    return build_from_mirror(
+        "ZINC", mirror, "ZINC/raw", base / "raw", ZINC_FILES,
+        lambda: {split: ZINC(str(base), subset=subset, split=split, transform=_one_hot_atoms)
+                 for split in ("train", "val", "test")})
 
 
 ZINC_ATOM_TYPES = 28
