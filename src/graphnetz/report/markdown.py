@@ -134,8 +134,11 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
         L += _table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
         L += [
             f"- Friedman χ²_F = {f.statistic:.3f} (dof {f.dof}), p = {pval(f.pvalue)}",
-            f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
-            f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}",
+            (f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
+             f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}")
+            if math.isfinite(f.iman_davenport) else
+            "- Iman–Davenport F = ∞: every task ranks the models identically (χ²_F at its "
+            "maximum N(k−1)), so F's denominator is 0 and its p-value is 0",
             f"- Nemenyi CD (α = {report.alpha:g}, q_α = {cd.q_alpha:.3f}, N = {f.n_tasks}, "
             f"k = {f.k}) = {cd.cd:.3f}",
             "- groups not separated by CD: "
