@@ -98,3 +98,21 @@ def test_missing_dataset_error_names_dataset_and_paths(tmp_path):
         load_planetoid(tmp_path / "data", empty, name="PubMed")
     message = str(info.value)
     assert "PubMed" in message and str(empty) in message and "data_mirror" in message
+
+
+@pytest.mark.parametrize("dataset, task_type, expected", [("karate", "node_cls", 0.5),
+                                                          ("triangles", "graph_reg", 0.0)])
+def test_null_dropout_takes_the_task_types_default_and_is_recorded(make_cfg, dataset, task_type,
+                                                                   expected):
+    cfg = make_cfg(f"dataset={dataset}", "model=gcn", "trainer.max_epochs=1")
+    assert cfg.model.dropout is None
+    record = run_experiment(cfg)
+    assert record["status"] == "ok", record["error"]
+    assert record["task_type"] == task_type
+    assert record["config"]["model"]["dropout"] == expected
+    assert cfg.model.dropout is None  # the caller's config is left as it was
+
+
+def test_explicit_dropout_wins(make_cfg):
+    record = run_experiment(make_cfg("model.dropout=0.2", "trainer.max_epochs=1"))
+    assert record["config"]["model"]["dropout"] == 0.2

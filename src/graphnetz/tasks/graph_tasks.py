@@ -48,6 +48,7 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
     """Shared mechanics: a model ``(x, edge_index, batch) -> [num_graphs, out]``."""
 
     default_batch_size: ClassVar[int] = 32
+    default_dropout: ClassVar[float] = 0.0  # as benchmarking-gnns' TU setups
 
     def __init__(self, model, lr=None, weight_decay=None, selection="final", patience=None,
                  batch_size: int | None = None) -> None:

@@ -7,6 +7,7 @@ stop a sweep. The record is written atomically into the run directory.
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 import traceback
@@ -103,6 +104,7 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
     """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given)."""
     _quiet_libraries()
     run_dir = Path(run_dir) if run_dir is not None else None
+    cfg = with_task_defaults(cfg)
     if cfg.get("resume") and run_dir is not None:
         done = completed_record(cfg, run_dir)
         if done is not None:
@@ -121,6 +123,21 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
         write_json_atomic(run_dir / RECORD_NAME, record)
     log.info("%s", summarize(record))
     return record
+
+
+def with_task_defaults(cfg: DictConfig) -> DictConfig:
+    """A copy of ``cfg`` with ``model.dropout: null`` set to the task type's default, so the
+    record's resolved config says what ran. Config errors are left for the run to record."""
+    model = cfg.get("model")
+    if model is None or "dropout" not in model or model.dropout is not None:
+        return cfg
+    try:
+        task_cls = get_class(resolve_run(cfg).task_cfg["_target_"])
+    except Exception:
+        return cfg
+    cfg = copy.deepcopy(cfg)
+    cfg.model.dropout = task_cls.default_dropout
+    return cfg
 
 
 def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
