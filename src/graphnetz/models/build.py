@@ -44,6 +44,10 @@ def build_model(model_cfg, task_type: str, in_channels: int, out_channels: int,
     from graphnetz.models.adapters import wrap_for_task
 
     kwargs = model_kwargs(model_cfg)
+    if "dropout" in kwargs and kwargs["dropout"] is None:  # null: the task type's default
+        from graphnetz.tasks import task_class
+
+        kwargs["dropout"] = task_class(task_type).default_dropout
     return wrap_for_task(lambda i, o: instantiate(kwargs, in_channels=i, out_channels=o),
                          model_class(model_cfg), task_type, in_channels, out_channels,
                          kwargs.get("hidden_channels", 64), **extras)

@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.loading import load_dataset
 from graphnetz.models.build import build_model, incompatibility
+from graphnetz.tasks import task_class
 from graphnetz.training.record import (
     RECORD_NAME,
     SCHEMA_VERSION,
@@ -132,11 +133,11 @@ def with_task_defaults(cfg: DictConfig) -> DictConfig:
     if model is None or "dropout" not in model or model.dropout is not None:
         return cfg
     try:
-        task_cls = get_class(resolve_run(cfg).task_cfg["_target_"])
+        dropout = task_class(resolve_run(cfg).task_type).default_dropout
     except Exception:
         return cfg
     cfg = copy.deepcopy(cfg)
-    cfg.model.dropout = task_cls.default_dropout
+    cfg.model.dropout = dropout
     return cfg
 
 
