@@ -116,3 +116,17 @@ def test_null_dropout_takes_the_task_types_default_and_is_recorded(make_cfg, dat
 def test_explicit_dropout_wins(make_cfg):
     record = run_experiment(make_cfg("model.dropout=0.2", "trainer.max_epochs=1"))
     assert record["config"]["model"]["dropout"] == 0.2
+
+
+def test_task_specific_keys_work_with_the_automatic_task(make_cfg):
+    record = run_experiment(make_cfg("dataset=triangles", "task.batch_size=8",
+                                     "trainer.max_epochs=1"))
+    assert record["status"] == "ok", record["error"]
+    assert record["task_type"] == "graph_reg"
+
+
+def test_a_key_the_resolved_task_lacks_is_refused_by_name(make_cfg):
+    record = run_experiment(make_cfg("dataset=karate", "task.rank_sample=10",
+                                     "trainer.max_epochs=1"))
+    assert record["status"] == "failed"
+    assert "rank_sample" in record["reason"] and "node_cls" in record["reason"]

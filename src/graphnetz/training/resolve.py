@@ -41,7 +41,13 @@ def task_config(cfg: DictConfig) -> DictConfig:
                              f"which has no conf/task/{task_type}.yaml; valid: {valid}")
         chosen = {k: v for k, v in OmegaConf.to_container(task, resolve=True).items()
                   if v is not None and k != "type"}
-        task = OmegaConf.merge(OmegaConf.load(path), chosen)
+        defaults = OmegaConf.load(path)
+        foreign = sorted(set(chosen) - set(defaults))
+        if foreign:
+            valid = sorted(k for k in defaults if k not in ("_target_", "type"))
+            raise ValueError(f"task.{foreign[0]} does not apply to task type {task_type!r} "
+                             f"(dataset {cfg.dataset.name!r}); its settings are {valid}")
+        task = OmegaConf.merge(defaults, chosen)
     served = list(cfg.dataset.get("task_types", []))
     if task.type not in served:
         raise ValueError(f"dataset {cfg.dataset.name!r} does not serve task type {task.type!r}; "
