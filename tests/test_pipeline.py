@@ -130,3 +130,15 @@ def test_a_key_the_resolved_task_lacks_is_refused_by_name(make_cfg):
                                      "trainer.max_epochs=1"))
     assert record["status"] == "failed"
     assert "rank_sample" in record["reason"] and "node_cls" in record["reason"]
+
+
+def test_long_runs_log_their_progress(make_cfg, monkeypatch, caplog):
+    import logging
+
+    import graphnetz.tasks.base as base
+
+    monkeypatch.setattr(base, "PROGRESS_EVERY_S", 0.0)  # every epoch counts as "long"
+    with caplog.at_level(logging.INFO, logger="graphnetz"):
+        run_experiment(make_cfg("trainer.max_epochs=3"))
+    lines = [r.getMessage() for r in caplog.records if "epoch" in r.getMessage()]
+    assert any("epoch 3/3" in line and "val_accuracy=" in line for line in lines)

@@ -10,6 +10,7 @@ and model selection, so every task type records results the same way.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import defaultdict
@@ -23,6 +24,8 @@ from torch import Tensor, nn
 from graphnetz.tasks.selection import SELECTIONS, select_epoch
 
 SPLITS = ("train", "val", "test")
+PROGRESS_EVERY_S = 30.0
+log = logging.getLogger("graphnetz")
 
 
 @dataclass
@@ -87,7 +90,7 @@ class GraphTask(L.LightningModule):
         self.history: list[dict[str, float]] = []
         self._train_losses: list[float] = []
         self._eval_outputs: dict[str, list] = defaultdict(list)
-        self._epoch_start = time.perf_counter()
+        self._last_progress = time.perf_counter()
 
     # ---- what subclasses define -------------------------------------------------------
     def training_loss(self, batch) -> Tensor:
@@ -131,8 +134,20 @@ class GraphTask(L.LightningModule):
         self._train_losses.clear()
         self._eval_outputs.clear()
         self.history.append(row)
+        self._report_progress(row)
         if self.patience is not None and self._should_stop_early():
             self.trainer.should_stop = True
+
+    def _report_progress(self, row: dict[str, float]) -> None:
+        """A log line at most every ``PROGRESS_EVERY_S`` seconds, so long runs show progress."""
+        now = time.perf_counter()
+        if now - self._last_progress < PROGRESS_EVERY_S:
+            return
+        self._last_progress = now
+        key = f"val_{self.primary_metric}"
+        log.info("  epoch %d/%s  train_loss=%.4f  %s=%.4f", row["epoch"] + 1,
+                 self.trainer.max_epochs, row.get("train_loss", float("nan")), key,
+                 row.get(key, float("nan")))
 
     def _should_stop_early(self) -> bool:
         key = f"val_{self.primary_metric}"
