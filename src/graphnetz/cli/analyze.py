@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         path = report.write(out)
         if args.dirs:
             append_dataset_section(path, args.dirs)
-    for msg in dict.fromkeys(str(w.message) for w in caught):
+    # our own warnings (dropped models, duplicates), not libraries' deprecation notices
+    ours = (w for w in caught if not issubclass(w.category, (DeprecationWarning, FutureWarning)))
+    for msg in dict.fromkeys(str(w.message) for w in ours):
         print(f"warning: {msg}", file=sys.stderr)
     summary = report.summary()
     table = summary[["task", "model", "n", "mean", "half_width", "low", "high"]].copy()
