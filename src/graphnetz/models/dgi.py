@@ -29,7 +29,7 @@ class HiddenLayers(nn.Module):
 
     def __init__(self, encoder: nn.Module) -> None:
         super().__init__()
-        layers = getattr(encoder, "layers", None)
+        layers = getattr(encoder, "layers", None) if hasattr(encoder, "apply_layers") else None
         if layers is None or len(layers) < 2:
             raise ValueError(
                 f"DGI pre-training needs a node encoder with >= 2 layers (``layers``); got "
@@ -37,12 +37,7 @@ class HiddenLayers(nn.Module):
         self.encoder = encoder
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        enc = self.encoder
-        for layer in enc.layers[:-1]:
-            x = nn.functional.dropout(x, p=enc.dropout, training=self.training)
-            x = layer(x, edge_index) if enc.uses_edges else layer(x)
-            x = torch.relu(x)
-        return x
+        return self.encoder.apply_layers(x, edge_index, len(self.encoder.layers) - 1)
 
 
 def train_dgi(encoder: nn.Module, data, epochs: int = 100, lr: float = 1e-3,

@@ -14,6 +14,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, SAGEConv, TransformerConv
 
 from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.graph_cache import AdjacencyCache
 
 NODE_LEVEL_TASKS = frozenset({"node_cls", "ml_node_cls", "graph_cls", "graph_reg", "link_pred"})
 
@@ -27,6 +28,9 @@ class NodeEncoder(nn.Module):
 
     task_types: ClassVar[frozenset[str]] = NODE_LEVEL_TASKS
     uses_edges: ClassVar[bool] = True
+    #: Layers that only sum or average neighbours take a sparse adjacency instead of
+    #: ``edge_index`` (one sparse-dense product per layer, no per-edge gather/scatter).
+    sparse_aggregation: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -52,12 +56,20 @@ class NodeEncoder(nn.Module):
             self.make_layer(d_in, d_out, last=i == num_layers - 1, **layer_kwargs)
             for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:], strict=True))
         )
+        self._adjacency = AdjacencyCache()
 
     def make_layer(self, d_in: int, d_out: int, last: bool, **kwargs) -> nn.Module:
         raise NotImplementedError
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        for i, layer in enumerate(self.layers):
+        return self.apply_layers(x, edge_index, len(self.layers))
+
+    def apply_layers(self, x: Tensor, edge_index: Tensor, count: int) -> Tensor:
+        """The first ``count`` layers, each but the stack's output layer followed by ReLU
+        (``count = len(layers) - 1`` gives the hidden representation DGI pre-trains)."""
+        if self.sparse_aggregation:
+            edge_index = self._adjacency.adjacency(edge_index, x.size(0))
+        for i, layer in enumerate(self.layers[:count]):
             x = input_dropout(x, self.dropout, self.training)  # x may be sparse (one-hot ids)
             x = layer(x, edge_index) if self.uses_edges else linear(layer, x)
             if i < len(self.layers) - 1:
@@ -67,6 +79,8 @@ class NodeEncoder(nn.Module):
 
 class GCN(NodeEncoder):
     """Kipf & Welling (2017): symmetric-normalised graph convolution."""
+
+    sparse_aggregation = True
 
     def make_layer(self, d_in, d_out, last, cached: bool = False):
         return GCNConv(d_in, d_out, cached=cached)
@@ -82,6 +96,8 @@ class GraphSAGE(NodeEncoder):
         return super().forward(x, edge_index)
 
     def make_layer(self, d_in, d_out, last, aggr: str = "mean"):
+        # Sum and mean run as sparse products; other aggregators keep edge_index.
+        self.sparse_aggregation = aggr in ("mean", "sum", "add")
         return SAGEConv(d_in, d_out, aggr=aggr)
 
 

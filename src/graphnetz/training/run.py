@@ -47,6 +47,9 @@ def _quiet_libraries() -> None:
     warnings.filterwarnings("ignore", message=".*Total length of .* across ranks is zero.*")
     warnings.filterwarnings("ignore", message=".*You defined a `validation_step` but have no.*")
     warnings.filterwarnings("ignore", message=".*is an invalid value for `num_sanity_val_steps`.*")
+    # torch labels its sparse CSR kernels beta; GCN and SAGE aggregate through them.
+    warnings.filterwarnings("ignore", message=".*Sparse CSR tensor support is in beta.*")
+    warnings.filterwarnings("ignore", message=".*Sparse invariant checks are implicitly.*")
 
 
 def _base_record(cfg: DictConfig, run_dir: Path | None) -> dict[str, Any]:

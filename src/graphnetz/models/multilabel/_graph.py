@@ -7,6 +7,8 @@ import warnings
 import torch
 from torch import Tensor
 
+from graphnetz.models.graph_cache import GraphCache  # noqa: F401  (re-exported)
+
 
 def simple_edges(edge_index: Tensor, num_nodes: int) -> Tensor:
     """``edge_index`` without self-loops and duplicate edges, sorted by (source, target)."""
@@ -91,35 +93,3 @@ class FixedOperator:
 
     def to_dense(self) -> Tensor:
         return self.matrix.to_dense()
-
-
-class GraphCache:
-    """Remembers one structure derived from a graph (e.g. H2GCN's 2-hop adjacency).
-
-    Full-batch training calls ``forward`` with the same ``edge_index`` every step, so
-    the derived structure is rebuilt only when the graph actually changes.
-    """
-
-    def __init__(self) -> None:
-        self._edge_index: Tensor | None = None
-        self._num_nodes = -1
-        self._value = None
-
-    def get(self, edge_index: Tensor, num_nodes: int, build):
-        cached = self._edge_index
-        hit = (
-            cached is not None
-            and num_nodes == self._num_nodes
-            and (
-                cached is edge_index
-                or (
-                    cached.shape == edge_index.shape
-                    and cached.device == edge_index.device
-                    and torch.equal(cached, edge_index)
-                )
-            )
-        )
-        if not hit:
-            self._value = build(edge_index, num_nodes)
-            self._edge_index, self._num_nodes = edge_index.clone(), num_nodes
-        return self._value

@@ -11,6 +11,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import SAGEConv
 
 from graphnetz.models.features import input_dropout
+from graphnetz.models.graph_cache import AdjacencyCache
 from graphnetz.models.sampling import sample_neighbors
 
 
@@ -39,7 +40,8 @@ class SampledSAGE(nn.Module):
     ``num_neighbors`` is in hop order like torch_geometric's NeighborLoader: entry 0
     is the fan-out of the target nodes (the last layer), entry 1 the hop before it,
     so layer i keeps at most ``num_neighbors[num_layers - 1 - i]`` incoming edges per
-    node, resampled every forward pass. Evaluation uses the full neighbourhood.
+    node, resampled every forward pass. Evaluation uses the full neighbourhood (as a
+    cached sparse adjacency on simple graphs).
     """
 
     task_types = frozenset({"ml_node_cls", "node_cls"})
@@ -63,6 +65,7 @@ class SampledSAGE(nn.Module):
         self.dropout = dropout
         dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in pairwise(dims))
+        self._adjacency = AdjacencyCache()
 
     def reset_parameters(self) -> None:
         for conv in self.convs:
@@ -70,8 +73,9 @@ class SampledSAGE(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         last = len(self.convs) - 1
+        full = edge_index if self.training else self._adjacency.adjacency(edge_index, x.size(0))
         for i, conv in enumerate(self.convs):
-            ei = edge_index
+            ei = full
             if self.training:
                 ei = sample_neighbors(edge_index, x.size(0), self.num_neighbors[last - i])
             x = input_dropout(x, self.dropout, self.training)
