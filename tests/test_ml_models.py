@@ -23,6 +23,7 @@ from graphnetz.models.multilabel import (
     skipgram_embeddings,
     strict_two_hop,
 )
+from graphnetz.models.multilabel._graph import WeightedAdjacency, propagate
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "model"
 MODELS = {
@@ -160,6 +161,27 @@ def test_lpa_loss_reaches_the_edge_weights(ml_graph):
     model.prepare(ml_graph, seed=0)
     model.extra_loss(ml_graph, ml_graph.train_mask).backward()
     assert model.edge_logit.grad is not None and model.edge_logit.grad.abs().sum() > 0
+
+
+def test_weighted_adjacency_matches_the_per_edge_scatter_and_its_gradients():
+    """The sorted CSR product GCN-LPA trains with: same values as ``propagate`` and
+    exact gradients for both the edge weights and the features (float64 gradcheck),
+    on a directed graph with self-loops and a repeated edge."""
+    gen = torch.Generator().manual_seed(0)
+    edges = torch.cat([torch.randint(0, 30, (2, 120), generator=gen),
+                       torch.tensor([[3, 3, 4], [3, 5, 5]])], dim=1)
+    coef = torch.rand(edges.size(1), dtype=torch.float64, generator=gen, requires_grad=True)
+    h = torch.randn(30, 4, dtype=torch.float64, generator=gen, requires_grad=True)
+    op = WeightedAdjacency(edges, 30)
+    assert torch.allclose(op(coef, h), propagate(edges, coef, h))
+    assert torch.autograd.gradcheck(op, (coef, h))
+
+
+def test_gcn_lpa_needs_prepare_on_the_graph_it_runs_on():
+    model = GCNLPA(4, 8, 3)
+    model.prepare(Data(edge_index=_undirected([(0, 1), (1, 2)]), num_nodes=3), seed=0)
+    with pytest.raises(ValueError, match="not prepared on"):
+        model(torch.randn(3, 4), _undirected([(0, 2)]))
 
 
 def test_gcn_lpa_forward_needs_prepare():

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graphnetz.models.features import input_dropout, linear
-from graphnetz.models.multilabel._graph import normalize, propagate, simple_edges
+from graphnetz.models.graph_cache import GraphCache
+from graphnetz.models.multilabel._graph import WeightedAdjacency, normalize, simple_edges
 
 # softplus(_UNIT) == 1, so every edge starts with weight 1 (plain GCN).
 _UNIT = math.log(math.e - 1.0)
+
+
+class _EdgeLayouts(NamedTuple):
+    """What GCN-LPA derives once per graph: the simple edges, the learnable pair behind
+    each, and sorted product layouts without (LPA) and with self-loops (GCN)."""
+
+    edges: Tensor
+    pair_of_edge: Tensor
+    lpa: WeightedAdjacency
+    with_loops: Tensor
+    gcn: WeightedAdjacency
 
 
 class GCNLPA(nn.Module):
@@ -57,6 +70,7 @@ class GCNLPA(nn.Module):
         self.lpa_weight = lpa_weight
         self.register_parameter("edge_logit", None)
         self.register_buffer("pairs", None)  # [2, P] undirected pairs with i < j
+        self._layouts = GraphCache()
 
     def prepare(self, data, seed: int) -> None:
         """Create one learnable weight per undirected edge of ``data.edge_index``."""
@@ -65,34 +79,36 @@ class GCNLPA(nn.Module):
         self.pairs = pairs
         self.edge_logit = nn.Parameter(torch.full((pairs.size(1),), _UNIT, device=pairs.device))
 
-    def _weighted_edges(self, edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
+    def _edge_layouts(self, edge_index: Tensor, num_nodes: int) -> _EdgeLayouts:
         if self.pairs is None or self.edge_logit is None:
             raise RuntimeError("GCNLPA.prepare(data, seed) must be called before forward")
+        return self._layouts.get(edge_index, num_nodes, self._build_layouts)
+
+    def _build_layouts(self, edge_index: Tensor, num_nodes: int) -> _EdgeLayouts:
         ei = simple_edges(edge_index, num_nodes)
-        weight = F.softplus(self.edge_logit)
-        if ei.size(1) == 0:
-            return ei, weight[:0]
         key = self.pairs[0] * num_nodes + self.pairs[1]
         lo, hi = torch.minimum(ei[0], ei[1]), torch.maximum(ei[0], ei[1])
         wanted = lo * num_nodes + hi
-        idx = torch.searchsorted(key, wanted).clamp(max=max(key.numel() - 1, 0))
-        if key.numel() == 0 or not torch.equal(key[idx], wanted):
+        pair_of_edge = torch.searchsorted(key, wanted).clamp(max=max(key.numel() - 1, 0))
+        if ei.size(1) and (key.numel() == 0 or not torch.equal(key[pair_of_edge], wanted)):
             raise ValueError(
                 "GCNLPA got an edge_index with edges it was not prepared on; "
                 "call prepare(data, seed) with this graph"
             )
-        return ei, weight[idx]
+        loops = torch.arange(num_nodes, device=ei.device)
+        with_loops = torch.cat([ei, torch.stack([loops, loops])], dim=1)
+        return _EdgeLayouts(ei, pair_of_edge, WeightedAdjacency(ei, num_nodes),
+                            with_loops, WeightedAdjacency(with_loops, num_nodes))
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         n = x.size(0)
-        ei, w = self._weighted_edges(edge_index, n)
-        loops = torch.arange(n, device=x.device)
-        ei = torch.cat([ei, torch.stack([loops, loops])], dim=1)
+        layouts = self._edge_layouts(edge_index, n)
+        w = F.softplus(self.edge_logit)[layouts.pair_of_edge]
         w = torch.cat([w, torch.ones(n, device=w.device, dtype=w.dtype)])
-        coef = normalize(ei, n, w, mode="sym")
+        coef = normalize(layouts.with_loops, n, w, mode="sym")
         for i, lin in enumerate(self.lins):
             x = input_dropout(x, self.dropout, self.training)
-            x = propagate(ei, coef, linear(lin, x))
+            x = layouts.gcn(coef, linear(lin, x))
             if i < len(self.lins) - 1:
                 x = F.relu(x)
         return x
@@ -100,8 +116,9 @@ class GCNLPA(nn.Module):
     def propagate_labels(self, data, train_mask: Tensor) -> Tensor:
         """LPA predictions Ŷ ∈ [0, 1]^{N×C} (see the class docstring for the clamping)."""
         n = data.num_nodes
-        ei, w = self._weighted_edges(data.edge_index, n)
-        coef = normalize(ei, n, w, mode="row")
+        layouts = self._edge_layouts(data.edge_index, n)
+        w = F.softplus(self.edge_logit)[layouts.pair_of_edge]
+        coef = normalize(layouts.edges, n, w, mode="row")
         y = data.y.float()
         if y.dim() == 1:  # single-label targets -> one-hot
             y = F.one_hot(y.long(), self.lins[-1].out_features).float()
@@ -109,7 +126,7 @@ class GCNLPA(nn.Module):
         seed_labels = y * mask
         state = seed_labels
         for t in range(self.lpa_iters):
-            state = propagate(ei, coef, state)
+            state = layouts.lpa(coef, state)
             if t < self.lpa_iters - 1:
                 state = seed_labels + (1.0 - mask) * state
         return state
