@@ -20,7 +20,7 @@ def test_gcn_on_karate_writes_a_complete_ok_record(make_cfg, tmp_path):
     assert len(on_disk["history"]) == 5 and on_disk["selected_epoch"] == 4
     assert {"train_loss", "val_accuracy", "test_accuracy"} <= set(on_disk["history"][0])
     assert on_disk["config"]["model"]["hidden_channels"] == 64
-    assert on_disk["versions"]["torch"] and on_disk["wall_time_s"] > 0
+    assert on_disk["versions"]["torch"] and on_disk["versions"]["graphnetz_revision"] and on_disk["wall_time_s"] > 0
     assert record["metrics"] == on_disk["metrics"]
     assert not list((tmp_path / "run").glob("*.tmp"))  # nothing half-written left behind
 

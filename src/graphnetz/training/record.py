@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
+import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,26 @@ def library_versions() -> dict[str, str]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
+    versions["graphnetz_revision"] = source_revision()
     return versions
+
+
+@functools.cache
+def source_revision() -> str:
+    """The git commit of the GraphNetz source that ran, ``+dirty`` with uncommitted
+    changes, or ``unknown`` outside a git checkout (e.g. a wheel install)."""
+    src = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", str(src.parent))
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
 
 
 def write_json_atomic(path: str | os.PathLike, payload: Any) -> Path:
