@@ -24,6 +24,7 @@ from graphnetz.models.multilabel import (
     strict_two_hop,
 )
 from graphnetz.models.multilabel._graph import WeightedAdjacency, propagate
+from graphnetz.models.multilabel.lanc import stacked_conv
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "model"
 MODELS = {
@@ -209,6 +210,35 @@ def test_lanc_shapes_and_gradients_reach_every_parameter(ml_graph):
     out.sum().backward()
     for name, p in model.named_parameters():
         assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("kernel", [1, 3, 5])
+def test_stacked_conv_is_the_convolution_of_the_gathered_stack(kernel):
+    gen = torch.Generator().manual_seed(kernel)
+    conv = torch.nn.Conv1d(6, 4, kernel, padding=kernel // 2).double()
+    h = torch.randn(15, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    stack = torch.randint(0, 15, (15, 7), generator=gen)
+    reference = conv(h[stack].transpose(1, 2)).transpose(1, 2)
+    assert torch.allclose(stacked_conv(conv, h, stack), reference)
+    assert torch.autograd.gradcheck(lambda v: stacked_conv(conv, v, stack), (h,))
+
+
+def test_lanc_eval_matches_the_documented_formula(ml_graph):
+    """Eval mode (no dropout) against the formula written out naively: convolve the
+    gathered stack, materialise the per-label contexts z [N, C, H], then score."""
+    torch.manual_seed(0)
+    model = LANC(12, 16, 5, num_neighbors=4, num_layers=2).eval()
+    x, ei = ml_graph.x, ml_graph.edge_index
+    stack = neighbour_stack(ei, x.size(0), 4, torch.Generator().manual_seed(model.eval_seed))
+    h = F.relu(model.project(x))
+    u = h[stack].transpose(1, 2)
+    for conv in model.convs:
+        u = F.relu(conv(u))
+    u = u.transpose(1, 2)
+    alpha = torch.einsum("nlh,ch->ncl", u, model.label_embedding).div(16**0.5).softmax(-1)
+    z = torch.einsum("ncl,nlh->nch", alpha, u)
+    expected = ((z + h.unsqueeze(1)) * model.label_out).sum(-1) + model.label_bias
+    assert torch.allclose(model(x, ei), expected, atol=1e-5)
 
 
 def test_lanc_eval_is_deterministic(ml_graph):
