@@ -142,3 +142,5 @@ def test_long_runs_log_their_progress(make_cfg, monkeypatch, caplog):
         run_experiment(make_cfg("trainer.max_epochs=3"))
     lines = [r.getMessage() for r in caplog.records if "epoch" in r.getMessage()]
     assert any("epoch 3/3" in line and "val_accuracy=" in line for line in lines)
+    # parallel sweep jobs share one log: each progress line names its run
+    assert all("karate/node_cls gcn seed=0 epoch" in line for line in lines if "/3" in line)

@@ -91,6 +91,8 @@ class GraphTask(L.LightningModule):
         self._train_losses: list[float] = []
         self._eval_outputs: dict[str, list] = defaultdict(list)
         self._last_progress = time.perf_counter()
+        #: Names the run in progress lines (parallel sweep jobs share one log).
+        self.progress_label = ""
 
     # ---- what subclasses define -------------------------------------------------------
     def training_loss(self, batch) -> Tensor:
@@ -145,9 +147,9 @@ class GraphTask(L.LightningModule):
             return
         self._last_progress = now
         key = f"val_{self.primary_metric}"
-        log.info("  epoch %d/%s  train_loss=%.4f  %s=%.4f", row["epoch"] + 1,
-                 self.trainer.max_epochs, row.get("train_loss", float("nan")), key,
-                 row.get(key, float("nan")))
+        log.info("  %s epoch %d/%s  train_loss=%.4f  %s=%.4f", self.progress_label,
+                 row["epoch"] + 1, self.trainer.max_epochs, row.get("train_loss", float("nan")),
+                 key, row.get(key, float("nan")))
 
     def _should_stop_early(self) -> bool:
         key = f"val_{self.primary_metric}"

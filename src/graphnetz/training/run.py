@@ -91,6 +91,7 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any
     if hasattr(model, "prepare"):
         model.prepare(data.graph, spec.seed)
     module = instantiate(spec.task_cfg, model=model, _convert_="all")
+    module.progress_label = run_label(record)
     if data.primary_metric is not None:
         module.primary_metric = data.primary_metric
         record["primary_metric"] = data.primary_metric
@@ -158,8 +159,13 @@ def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
     return record if same and record["status"] in ("ok", "skipped") else None
 
 
+def run_label(record: dict[str, Any]) -> str:
+    """``dataset/task_type model seed=S``: how log lines name a run."""
+    return f"{record.get('task') or record.get('dataset')} {record.get('model')} seed={record.get('seed')}"
+
+
 def summarize(record: dict[str, Any]) -> str:
-    head = f"{record.get('task') or record.get('dataset')} {record.get('model')} seed={record.get('seed')}"
+    head = run_label(record)
     if record["status"] != "ok":
         return f"{head}: {record['status']} ({record.get('reason')})"
     metric = record["primary_metric"]
