@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import platform
@@ -27,11 +26,10 @@ def library_versions() -> dict[str, str]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
-    versions["graphnetz_revision"] = source_revision()
+    versions["graphnetz_revision"] = SOURCE_REVISION
     return versions
 
 
-@functools.cache
 def source_revision() -> str:
     """The git commit of the GraphNetz source that ran, ``+dirty`` with uncommitted
     changes, or ``unknown`` outside a git checkout (e.g. a wheel install)."""
@@ -47,6 +45,11 @@ def source_revision() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")
+
+
+#: Read when the code is imported, not when a record is written: a long sweep whose
+#: checkout moves on meanwhile still records the revision it actually runs.
+SOURCE_REVISION = source_revision()
 
 
 def write_json_atomic(path: str | os.PathLike, payload: Any) -> Path:
