@@ -212,10 +212,10 @@ def test_lanc_shapes_and_gradients_reach_every_parameter(ml_graph):
         assert p.grad is not None and p.grad.abs().sum() > 0, name
 
 
-@pytest.mark.parametrize("kernel", [1, 3, 5])
-def test_stacked_conv_is_the_convolution_of_the_gathered_stack(kernel):
+@pytest.mark.parametrize(("kernel", "padding"), [(1, 0), (3, 1), (5, 2), (2, 1), (4, 0), (3, 2)])
+def test_stacked_conv_is_the_convolution_of_the_gathered_stack(kernel, padding):
     gen = torch.Generator().manual_seed(kernel)
-    conv = torch.nn.Conv1d(6, 4, kernel, padding=kernel // 2).double()
+    conv = torch.nn.Conv1d(6, 4, kernel, padding=padding).double()
     h = torch.randn(15, 6, dtype=torch.float64, generator=gen, requires_grad=True)
     stack = torch.randint(0, 15, (15, 7), generator=gen)
     reference = conv(h[stack].transpose(1, 2)).transpose(1, 2)

@@ -25,24 +25,27 @@ def neighbour_stack(
 
 def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     """``conv`` along the stack of gathered rows, ``conv(h[stack].transpose(1, 2))``,
-    returned as ``[N, L, out]`` without convolving the gathered stack.
+    returned as ``[N, L_out, out]`` without convolving the gathered stack.
 
     Each kernel tap is a linear map of one row, so the K taps are applied once per
     node (one ``[N, in] x [in, K·out]`` product) and the results gathered and summed
     per stack position: K·N row products instead of K·N·L (L = k + 1, 11 for k = 10).
-    Zero padding means a tap that falls off the stack adds nothing.
+    Positions in the zero padding read an appended zero row. Only gathers and
+    out-of-place sums, so the backward pass is index_add, not copies of strided views.
     """
     out_ch, _, taps = conv.weight.shape
     pad = conv.padding[0]
-    per_tap = (h @ conv.weight.permute(1, 2, 0).reshape(h.size(1), taps * out_ch))
-    per_tap = per_tap.view(-1, taps, out_ch)
-    length = stack.size(1)
-    out = conv.bias.expand(stack.size(0), length, out_ch).clone()
-    for t in range(taps):
-        shift = t - pad  # output position l reads stack position l + shift
-        lo, hi = max(0, -shift), min(length, length - shift)
-        if lo < hi:
-            out[:, lo:hi] += per_tap[:, t][stack[:, lo + shift:hi + shift]]
+    n, length = stack.shape
+    per_tap = h @ conv.weight.permute(1, 2, 0).reshape(h.size(1), taps * out_ch)
+    table = torch.cat([per_tap.view(-1, out_ch), per_tap.new_zeros(1, out_ch)])  # row i·K + t
+    zero_row = table.size(0) - 1
+    padded = F.pad(stack, (pad, pad), value=-1)
+    out_length = length + 2 * pad - taps + 1
+    out = conv.bias
+    for t in range(taps):  # output position l reads stack position l - pad + t
+        pos = padded[:, t:t + out_length]
+        rows = torch.where(pos >= 0, pos * taps + t, zero_row).reshape(-1)
+        out = out + table.index_select(0, rows).view(n, out_length, out_ch)
     return out
 
 

@@ -1,0 +1,133 @@
+"""Aggregation kernels of the multi-label sweep: each fast path against the per-edge (or
+per-slot) reference it replaced, timed in the same process on the same inputs.
+
+Default graph: BlogCatalog's size (10 312 nodes, 333 983 undirected edges, random),
+width 256 as in ``experiment=ml_real``; ``--mirror`` uses the real BlogCatalog graph.
+One forward + backward per timing; the median of ``--repeats`` is reported, and the
+outputs of both paths are checked to agree before anything is timed.
+
+    python benchmarks/multilabel_kernels.py [--mirror ../shared/data] [--repeats 5] [--threads 1]
+
+Ratios are reference / fast path (higher = faster); the sweep's per-epoch time follows
+from how often each model calls the kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
+
+from graphnetz.models.encoders import GCN
+from graphnetz.models.multilabel._graph import WeightedAdjacency, propagate
+from graphnetz.models.multilabel.lanc import neighbour_stack, stacked_conv
+
+
+def random_graph(num_nodes: int, num_pairs: int, seed: int) -> Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    pairs = torch.randint(0, num_nodes, (2, num_pairs), generator=gen)
+    return coalesce(to_undirected(remove_self_loops(pairs)[0], num_nodes=num_nodes))
+
+
+def blogcatalog_graph(mirror: str) -> tuple[Tensor, int]:
+    import tempfile
+
+    from graphnetz.data.multilabel import load_blogcatalog
+
+    with tempfile.TemporaryDirectory() as root:
+        data = load_blogcatalog(root, mirror=mirror)
+    return data.edge_index, data.num_nodes
+
+
+def median_seconds(step: Callable[[], Tensor], repeats: int) -> float:
+    step()  # warm-up: builds cached layouts, allocator pools
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def fwd_bwd(fn: Callable[[], Tensor], leaves: list[Tensor]) -> Callable[[], Tensor]:
+    def step() -> Tensor:
+        for leaf in leaves:
+            leaf.grad = None
+        out = fn()
+        out.square().mean().backward()
+        return out
+    return step
+
+
+def gcn_case(edge_index: Tensor, n: int, width: int):
+    x = torch.randn(n, width)
+    model = GCN(width, width, width, num_layers=1, dropout=0.0)
+
+    def run(sparse: bool) -> Callable[[], Tensor]:
+        def fn() -> Tensor:
+            model.sparse_aggregation = sparse
+            return model(x, edge_index)
+        return fwd_bwd(fn, list(model.parameters()))
+    return "GCN layer (per-edge scatter -> CSR product)", run(False), run(True)
+
+
+def weighted_case(edge_index: Tensor, n: int, width: int):
+    gen = torch.Generator().manual_seed(1)
+    coef = torch.rand(edge_index.size(1), generator=gen).requires_grad_()
+    h = torch.randn(n, width, generator=gen).requires_grad_()
+    layout = WeightedAdjacency(edge_index, n)
+    reference = fwd_bwd(lambda: propagate(edge_index, coef, h), [coef, h])
+    fast = fwd_bwd(lambda: layout(coef, h), [coef, h])
+    return "GCN-LPA weighted product (scatter -> sorted CSR)", reference, fast
+
+
+def lanc_case(edge_index: Tensor, n: int, width: int):
+    conv = torch.nn.Conv1d(width, width, 3, padding=1)
+    h = torch.randn(n, width).requires_grad_()
+    stack = neighbour_stack(edge_index, n, 10, torch.Generator().manual_seed(0))
+    reference = fwd_bwd(lambda: conv(h[stack].transpose(1, 2)).transpose(1, 2),
+                        [h, *conv.parameters()])
+    fast = fwd_bwd(lambda: stacked_conv(conv, h, stack), [h, *conv.parameters()])
+    return "LANC first convolution (per slot -> per node)", reference, fast
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mirror", default=None, help="use the real BlogCatalog graph")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    if args.mirror:
+        edge_index, n = blogcatalog_graph(args.mirror)
+        where = "BlogCatalog (mirror)"
+    else:
+        n = 10_312
+        edge_index, where = random_graph(n, 333_983, seed=0), "random, BlogCatalog-sized"
+    print(f"graph: {where}, {n} nodes, {edge_index.size(1)} directed edges; width {args.width}; "
+          f"{torch.get_num_threads()} thread(s); median of {args.repeats}")
+    print(f"{'kernel':50s} {'reference s':>12s} {'fast s':>9s} {'ratio':>7s}")
+    for case in (gcn_case, weighted_case, lanc_case):
+        name, reference, fast = case(edge_index, n, args.width)
+        torch.manual_seed(0)
+        ref_out = reference()
+        torch.manual_seed(0)
+        fast_out = fast()
+        if not torch.allclose(ref_out, fast_out, rtol=1e-4, atol=1e-4):
+            raise SystemExit(f"{name}: the two paths disagree; not timing them")
+        t_ref, t_fast = median_seconds(reference, args.repeats), median_seconds(fast, args.repeats)
+        print(f"{name:50s} {t_ref:12.3f} {t_fast:9.3f} {t_ref / t_fast:6.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
