@@ -215,6 +215,22 @@ def test_power_advisor_columns():
     assert (pwr["seeds_needed"] >= 2).all() and not math.isnan(pwr["mdd"].iloc[0])
 
 
+def test_a_negligible_gap_reads_as_more_than_the_seed_cap_not_a_crash(tmp_path):
+    """Two models 1e-6 apart with noisy differences: the advisor says '> 100000' and
+    the whole report (markdown, json) is still written."""
+    base = np.array([0.20, 0.25, 0.22])
+    records = []
+    for model, shift in (("a", 0.0), ("b", 1e-6)):
+        for seed, v in enumerate(base + shift + np.array([0.0, 0.03, -0.03]) * (model == "b")):
+            records.append({"status": "ok", "task": "t/node_cls", "dataset": "t", "model": model,
+                            "seed": seed, "primary_metric": "accuracy", "direction": "max",
+                            "metrics": {"test": {"accuracy": float(v)}}})
+    report = BenchmarkReport.from_records(records)
+    assert np.isinf(report.power()["seeds_needed"]).all()
+    report.write(tmp_path / "out")
+    assert "> 100000" in (tmp_path / "out" / "report.md").read_text()
+
+
 def test_run_dirs_are_read_in_job_number_order(tmp_path):
     """Job 10 comes after job 2, so models keep the order the sweep listed them in."""
     import json

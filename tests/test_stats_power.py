@@ -3,10 +3,10 @@
 import pytest
 from statsmodels.stats.power import TTestPower
 
-from graphnetz.stats import min_detectable_difference, paired_t_power, seeds_needed
+from graphnetz.stats import TooManySeeds, min_detectable_difference, paired_t_power, seeds_needed
 
 
-@pytest.mark.parametrize("effect", [0.5, 0.8, 1.2])
+@pytest.mark.parametrize("effect", [0.02, 0.05, 0.13, 0.5, 0.8, 1.2, 3.0])
 def test_seeds_needed_is_ceiling_of_statsmodels_solution(effect):
     import math
 
@@ -30,3 +30,12 @@ def test_min_detectable_difference_matches_statsmodels(n):
 def test_invalid_power_is_refused_with_value():
     with pytest.raises(ValueError, match="1.5"):
         seeds_needed(0.1, 0.05, power=1.5)
+
+
+def test_a_negligible_difference_raises_too_many_seeds_quickly():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(TooManySeeds, match="100000"):
+        seeds_needed(diff_std=1.0, delta=1e-4)
+    assert time.perf_counter() - start < 5  # bisection, not 100 000 power evaluations

@@ -368,7 +368,8 @@ class BenchmarkReport:
 
         ``mdd``: smallest difference the paired t-test detects with ``power`` at the
         current number of common seeds. ``seeds_needed``: seeds to detect ``delta``
-        (default: the observed |Δμ| — optimistic, a planning aid only).
+        (default: the observed |Δμ| — optimistic, a planning aid only); ``inf`` where
+        that would take more than 100 000 seeds.
         """
         pw = self.pairwise()
         rows = []
@@ -380,10 +381,12 @@ class BenchmarkReport:
                 if ok
                 else np.nan
             )
-            need = (
-                stats.seeds_needed(r.diff_std, target, power, self.alpha)
-                if ok and np.isfinite(target) and target > 0 else np.nan
-            )  # fmt: skip
+            need = np.nan
+            if ok and np.isfinite(target) and target > 0:
+                try:
+                    need = stats.seeds_needed(r.diff_std, target, power, self.alpha)
+                except stats.TooManySeeds:  # a negligible observed gap: not worth chasing
+                    need = np.inf
             rows.append({"task": r.task, "model_a": r.model_a, "model_b": r.model_b,
                          "n_common": r.n_common, "diff_std": r.diff_std, "mdd": mdd,
                          "delta": target, "seeds_needed": need, "power": power})  # fmt: skip

@@ -22,6 +22,12 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out + [""]
 
 
+def _seed_count(value: float) -> str | int:
+    if pd.isna(value):
+        return "n/a"
+    return "> 100000" if math.isinf(value) else int(value)
+
+
 def _img(figures: str | None, name: str, alt: str) -> list[str]:
     return [f"![{alt}]({figures}/{name}.png)", ""] if figures else []
 
@@ -160,7 +166,7 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
     pwr = report.power()
     rows = [[r["task"], r["model_a"], r["model_b"], r["n_common"], num(r["diff_std"]),
              num(r["mdd"]), num(r["delta"]),
-             "n/a" if pd.isna(r["seeds_needed"]) else int(r["seeds_needed"])]
+             _seed_count(r["seeds_needed"])]
             for r in pwr.to_dict("records")]  # fmt: skip
     if rows:
         L += _table(["task", "A", "B", "n", "σ_d", "mdd", "Δ targeted", "seeds needed"], rows)

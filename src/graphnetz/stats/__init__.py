@@ -6,7 +6,7 @@ Every function implements one formula of SPEC §6; ``docs/statistics.md`` lists 
 from .intervals import BootstrapInterval, TInterval, bootstrap_interval, t_interval
 from .multiple import holm_adjust
 from .paired import PairedTest, cohens_dz, mean_difference, paired_t_test, wilcoxon_test
-from .power import min_detectable_difference, paired_t_power, seeds_needed
+from .power import TooManySeeds, min_detectable_difference, paired_t_power, seeds_needed
 from .ranking import (
     FriedmanResult,
     cd_cliques,
@@ -36,6 +36,7 @@ __all__ = [
     "paired_t_test",
     "rank_models",
     "seeds_needed",
+    "TooManySeeds",
     "t_interval",
     "wilcoxon_test",
 ]

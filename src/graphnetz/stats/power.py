@@ -8,6 +8,10 @@ from scipy import optimize, stats
 from ._validate import check_alpha
 
 
+class TooManySeeds(ValueError):
+    """The target difference is too small for any practical number of seeds."""
+
+
 def _check(diff_std: float, power: float, alpha: float) -> tuple[float, float, float]:
     if not np.isfinite(diff_std) or diff_std < 0:
         raise ValueError(f"diff_std must be a finite non-negative number; got {diff_std!r}")
@@ -42,17 +46,27 @@ def seeds_needed(
     """Smallest S ≥ 2 for which the paired t-test reaches ``power`` against difference δ.
 
     ``diff_std`` is the standard deviation of per-seed differences (from a pilot run).
-    Iterates S upward using :func:`paired_t_power` (noncentral t).
+    Power grows with S, so S is bracketed by doubling and then bisected (noncentral t,
+    :func:`paired_t_power`). Raises :class:`TooManySeeds` beyond ``max_seeds``.
     """
     diff_std, power, alpha = _check(diff_std, power, alpha)
     if not np.isfinite(delta) or delta == 0:
         raise ValueError(f"delta must be a finite non-zero difference; got {delta!r}")
-    n = 2
-    while paired_t_power(diff_std, delta, n, alpha) < power:
-        n += 1
-        if n > max_seeds:
-            raise ValueError(f"more than max_seeds={max_seeds} seeds would be needed")
-    return n
+
+    def enough(n: int) -> bool:
+        return paired_t_power(diff_std, delta, n, alpha) >= power
+
+    if enough(2):
+        return 2
+    lo, hi = 2, 4  # enough(lo) is False throughout
+    while not enough(hi):
+        if hi >= max_seeds:
+            raise TooManySeeds(f"more than max_seeds={max_seeds} seeds would be needed")
+        lo, hi = hi, min(2 * hi, max_seeds)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
 
 
 def min_detectable_difference(
