@@ -231,6 +231,28 @@ def test_a_negligible_gap_reads_as_more_than_the_seed_cap_not_a_crash(tmp_path):
     assert "> 100000" in (tmp_path / "out" / "report.md").read_text()
 
 
+def test_cost_table_from_the_records_wall_time_and_epochs(tmp_path):
+    records = make_records()
+    for r in records:
+        r["wall_time_s"] = 2.0 + r["seed"]
+        r["epochs_run"] = 10 * (r["seed"] + 1)
+    report = BenchmarkReport.from_records(records)
+    cost = report.cost().set_index(["task", "model"])
+    n_seeds = len(VALUES[("cora/node_cls", "accuracy", "max")]["gcn"])
+    row = cost.loc[("cora/node_cls", "gcn")]
+    seeds = np.arange(n_seeds)
+    assert row["n"] == n_seeds and row["wall_s"] == pytest.approx(np.mean(2.0 + seeds))
+    assert row["epochs"] == pytest.approx(np.mean(10 * (seeds + 1)))
+    assert row["s_per_epoch"] == pytest.approx(np.mean((2.0 + seeds) / (10 * (seeds + 1))))
+    assert row["total_s"] == pytest.approx(np.sum(2.0 + seeds))
+    # cost rows never enter the analysed metric, and survive the results.csv round trip
+    assert not report.selected()["metric"].str.startswith("cost:").any()
+    report.write(tmp_path / "out")
+    assert "## Cost" in (tmp_path / "out" / "report.md").read_text()
+    again = BenchmarkReport.from_csv(tmp_path / "out" / "results.csv")
+    pd.testing.assert_frame_equal(again.cost(), report.cost())
+
+
 def test_run_dirs_are_read_in_job_number_order(tmp_path):
     """Job 10 comes after job 2, so models keep the order the sweep listed them in."""
     import json

@@ -363,6 +363,32 @@ class BenchmarkReport:
         p = pd.DataFrame(stats.nemenyi_pvalues(r.to_numpy(), n), index=r.index, columns=r.index)
         return CriticalDifference(ranks, cd, stats.nemenyi_q(k, self.alpha), cliques, p)
 
+    def cost(self) -> pd.DataFrame:
+        """Per analysed (task, model): runs, mean wall time per run, mean epochs run,
+        mean seconds per epoch and total wall time, from the records' ``cost:`` rows
+        (empty when the source carried none, e.g. a CSV of metrics only)."""
+        columns = ["task", "model", "n", "wall_s", "epochs", "s_per_epoch", "total_s"]
+        cost = self.data[self.data["metric"].isin(["cost:wall_time_s", "cost:epochs_run"])]
+        cells = self.selected()[["task", "model", "seed"]]
+        cost = cost.merge(cells, on=["task", "model", "seed"])
+        if cost.empty:
+            return pd.DataFrame(columns=columns)
+        wide = cost.pivot_table(index=["task", "model", "seed"], columns="metric",
+                                values="value", aggfunc="first")
+        wall = wide.get("cost:wall_time_s", pd.Series(np.nan, index=wide.index))
+        epochs = wide.get("cost:epochs_run", pd.Series(np.nan, index=wide.index))
+        per_epoch = wall / epochs.where(epochs > 0)
+        rows = []
+        for task, model in dict.fromkeys(zip(cells["task"], cells["model"], strict=True)):
+            key = (task, model)
+            if key not in wall.index.droplevel("seed"):
+                continue
+            w, e, pe = (x.xs(key, level=("task", "model")) for x in (wall, epochs, per_epoch))
+            rows.append({"task": task, "model": model, "n": int(w.notna().sum()),
+                         "wall_s": w.mean(), "epochs": e.mean(), "s_per_epoch": pe.mean(),
+                         "total_s": w.sum()})
+        return pd.DataFrame(rows, columns=columns)
+
     def power(self, delta: float | None = None, power: float = 0.8) -> pd.DataFrame:
         """Seed-count advisor per pair, from the pilot standard deviation of differences.
 

@@ -71,6 +71,21 @@ def _wilcoxon_floor(pw: pd.DataFrame, alpha: float) -> list[str]:
             "comparison can be significant here; more seeds are needed.", ""]  # fmt: skip
 
 
+def cost_lines(report: BenchmarkReport) -> list[str]:
+    """What each cell cost to run (wall time per run and per epoch), when records say."""
+    cost = report.cost()
+    if cost.empty:
+        return []
+    total_h = cost["total_s"].sum() / 3600
+    L = ["## Cost", "",
+         f"Wall time of the analysed runs as recorded (each run's own process): "
+         f"{total_h:.2f} h in total over {int(cost['n'].sum())} runs. Seconds per epoch "
+         "include the per-epoch evaluation of every split.", ""]  # fmt: skip
+    rows = [[r["task"], r["model"], r["n"], f"{r['wall_s']:.1f}", f"{r['epochs']:.0f}",
+             f"{r['s_per_epoch']:.3f}"] for r in cost.to_dict("records")]  # fmt: skip
+    return L + _table(["task", "model", "n", "s per run", "epochs run", "s per epoch"], rows)
+
+
 def render(report: BenchmarkReport, figures: str | None = None) -> str:
     """The whole report as Markdown; ``figures`` is the relative folder of the PNGs, if any."""
     ci_kind = (
@@ -157,6 +172,8 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
         L += ["How to read the CD diagram: models sit on the axis at their mean rank "
               "(1 = best, on the left). Models joined by a red bar differ by less than the "
               "critical difference CD and are not significantly different by Nemenyi.", ""]  # fmt: skip
+
+    L += cost_lines(report)
 
     L += ["## Seed advisor", "",
           "From the pilot standard deviation σ_d of per-seed differences: *mdd* is the smallest "

@@ -45,6 +45,10 @@ def metric_key(metric: str) -> str:
     return metric
 
 
+#: Run-record fields that become ``cost:<field>`` rows (report section "Cost").
+COST_FIELDS = ("wall_time_s", "epochs_run")
+
+
 @dataclass
 class Collected:
     """Rows of the long table plus everything that did not become a row."""
@@ -150,6 +154,11 @@ def add_record(acc: Collected, rec: Any, path: str | None = None) -> None:
                     "direction": d,
                 }
             )
+    for name in COST_FIELDS:  # what the run cost, kept beside the metrics as cost:<field>
+        v = _number(rec.get(name))
+        if v is not None and math.isfinite(v):
+            acc.rows.append({"task": task, "model": model, "seed": seed,
+                             "metric": f"cost:{name}", "value": v, "direction": "min"})
     for lib, ver in (rec.get("versions") or {}).items():
         acc.versions.setdefault(str(lib), set()).add(str(ver))
 
