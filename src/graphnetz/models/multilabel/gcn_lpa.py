@@ -78,6 +78,7 @@ class GCNLPA(nn.Module):
         pairs = ei[:, ei[0] < ei[1]]
         self.pairs = pairs
         self.edge_logit = nn.Parameter(torch.full((pairs.size(1),), _UNIT, device=pairs.device))
+        self._layouts = GraphCache()  # layouts map edges to these pairs: rebuild them
 
     def _edge_layouts(self, edge_index: Tensor, num_nodes: int) -> _EdgeLayouts:
         if self.pairs is None or self.edge_logit is None:
