@@ -7,8 +7,6 @@ import warnings
 import torch
 from torch import Tensor
 
-from graphnetz.models.graph_cache import GraphCache  # noqa: F401  (re-exported)
-
 
 def simple_edges(edge_index: Tensor, num_nodes: int) -> Tensor:
     """``edge_index`` without self-loops and duplicate edges, sorted by (source, target)."""

@@ -9,7 +9,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graphnetz.models.features import input_dropout, linear
-from graphnetz.models.multilabel._graph import FixedOperator, GraphCache, normalize, simple_edges
+from graphnetz.models.graph_cache import GraphCache
+from graphnetz.models.multilabel._graph import FixedOperator, normalize, simple_edges
 
 #: Keep Â₂ as a dense matrix when at least this fraction of its N² entries is non-zero:
 #: there a dense product is as fast as a sparse one (HumLoc, 9 %: equal; PCG, 16 %:
