@@ -24,6 +24,7 @@ from torch import Tensor
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from graphnetz.models.encoders import GCN
+from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.multilabel._graph import WeightedAdjacency, propagate
 from graphnetz.models.multilabel.lanc import neighbour_stack, stacked_conv
 
@@ -76,6 +77,20 @@ def gcn_case(edge_index: Tensor, n: int, width: int):
     return "GCN layer (per-edge scatter -> CSR product)", run(False), run(True)
 
 
+def gat_case(edge_index: Tensor, n: int, width: int):
+    from torch_geometric.nn import GATConv
+
+    x = torch.randn(n, width)
+    heads = 8
+    layers = []
+    for cls in (GATConv, SortedGATConv):
+        torch.manual_seed(0)  # same parameters; dropout off so both outputs compare
+        layers.append(cls(width, width // heads, heads=heads, dropout=0.0))
+    reference, fast = (fwd_bwd(lambda m=m: m(x, edge_index), list(m.parameters()))
+                       for m in layers)
+    return "GAT layer, 8 heads (per-edge scatter -> sorted CSR)", reference, fast
+
+
 def weighted_case(edge_index: Tensor, n: int, width: int):
     gen = torch.Generator().manual_seed(1)
     coef = torch.rand(edge_index.size(1), generator=gen).requires_grad_()
@@ -117,7 +132,7 @@ def main() -> None:
     print(f"graph: {where}, {n} nodes, {edge_index.size(1)} directed edges; width {args.width}; "
           f"{torch.get_num_threads()} thread(s); median of {args.repeats}")
     print(f"{'kernel':50s} {'reference s':>12s} {'fast s':>9s} {'ratio':>7s}")
-    for case in (gcn_case, weighted_case, lanc_case):
+    for case in (gcn_case, gat_case, weighted_case, lanc_case):
         name, reference, fast = case(edge_index, n, args.width)
         torch.manual_seed(0)
         ref_out = reference()

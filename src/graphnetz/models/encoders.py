@@ -11,9 +11,10 @@ from typing import ClassVar
 
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import GATConv, GCNConv, SAGEConv, TransformerConv
+from torch_geometric.nn import GCNConv, SAGEConv, TransformerConv
 
 from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.graph_cache import AdjacencyCache
 
 NODE_LEVEL_TASKS = frozenset({"node_cls", "ml_node_cls", "graph_cls", "graph_reg", "link_pred"})
@@ -124,9 +125,10 @@ class _MultiHead(NodeEncoder):
 
 
 class GAT(_MultiHead):
-    """Veličković et al. (2018), multi-head additive attention."""
+    """Veličković et al. (2018), multi-head additive attention (PyG's ``GATConv``, summing
+    over neighbours through a sorted sparse layout on simple graphs)."""
 
-    conv = GATConv
+    conv = SortedGATConv
 
 
 class GraphTransformer(_MultiHead):
