@@ -51,6 +51,23 @@ def _random_simple_graph(num_nodes: int, num_edges: int, seed: int) -> torch.Ten
     return coalesce(remove_self_loops(edges)[0], num_nodes=num_nodes)
 
 
+def _assert_same_outputs_and_gradients(build_a, build_b, x, edges, grad_atol=1e-4):
+    """Build both modules from the same seed, run them on the same dropout draws, and
+    compare outputs and parameter gradients."""
+    results = []
+    for build in (build_a, build_b):
+        torch.manual_seed(1)
+        module = build()
+        torch.manual_seed(2)
+        out = module(x, edges)
+        out.square().sum().backward()
+        results.append((out.detach(), [p.grad for p in module.parameters()]))
+    (out_a, grads_a), (out_b, grads_b) = results
+    assert torch.allclose(out_a, out_b, atol=1e-5)
+    for a, b in zip(grads_a, grads_b, strict=True):
+        assert torch.allclose(a, b, rtol=1e-4, atol=grad_atol)
+
+
 @pytest.mark.parametrize(("cls", "kwargs"), [(GCN, {}), (GraphSAGE, {}),
                                              (GraphSAGE, {"aggr": "sum"})])
 def test_sparse_aggregation_gives_the_edge_index_values_and_gradients(cls, kwargs):
@@ -58,19 +75,13 @@ def test_sparse_aggregation_gives_the_edge_index_values_and_gradients(cls, kwarg
     must give the per-edge scatter's outputs and gradients, dropout included."""
     edges = _random_simple_graph(200, 1500, seed=0)
     x = torch.randn(200, 12)
-    results = []
-    for sparse in (True, False):
-        torch.manual_seed(1)
+
+    def build(sparse: bool):
         model = cls(12, 16, 5, **kwargs)
         model.sparse_aggregation = sparse
-        torch.manual_seed(2)
-        out = model(x, edges)
-        out.square().sum().backward()
-        results.append((out.detach(), [p.grad for p in model.parameters()]))
-    (out_a, grads_a), (out_b, grads_b) = results
-    assert torch.allclose(out_a, out_b, atol=1e-5)
-    for a, b in zip(grads_a, grads_b, strict=True):
-        assert torch.allclose(a, b, rtol=1e-4, atol=1e-4)
+        return model
+
+    _assert_same_outputs_and_gradients(lambda: build(True), lambda: build(False), x, edges)
 
 
 def test_graphs_with_self_loops_or_repeated_edges_keep_edge_index():
@@ -100,18 +111,9 @@ def test_sorted_gat_conv_is_pyg_gat_conv_values_gradients_and_dropout(concat, tr
 
     edges = _random_simple_graph(150, 1200, seed=3)
     x = torch.randn(150, 10)
-    outs = []
-    for cls in (GATConv, SortedGATConv):
-        torch.manual_seed(1)
-        conv = cls(10, 6, heads=4, concat=concat, dropout=0.6).train(training)
-        torch.manual_seed(2)
-        out = conv(x, edges)
-        out.square().sum().backward()
-        outs.append((out.detach(), [p.grad for p in conv.parameters()]))
-    (a, grads_a), (b, grads_b) = outs
-    assert torch.allclose(a, b, atol=1e-5)
-    for ga, gb in zip(grads_a, grads_b, strict=True):
-        assert torch.allclose(ga, gb, rtol=1e-4, atol=1e-3)
+    builders = [lambda cls=cls: cls(10, 6, heads=4, concat=concat, dropout=0.6).train(training)
+                for cls in (SortedGATConv, GATConv)]
+    _assert_same_outputs_and_gradients(*builders, x, edges, grad_atol=1e-3)
 
 
 def test_sorted_gat_conv_leaves_loopy_graphs_to_pyg():
