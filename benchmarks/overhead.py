@@ -1,5 +1,9 @@
 """Framework overhead: the same GCN on Cora, through GraphNetz vs a plain PyG loop.
 
+The plain loop trains the very same ``graphnetz.models.GCN`` module (PyG ``GCNConv``
+layers, aggregated through the cached sparse adjacency), so the ratio isolates what the
+framework adds around the model (Hydra, Lightning, history, records), not kernel speed.
+
 Both sides train the same model (2-layer GCN, 64 hidden, dropout 0.5), with the same seed,
 epochs, optimiser (Adam lr 1e-2, wd 5e-4) and per-epoch evaluation of train/val/test
 accuracy, alternating several times in one process. Dataset loading is cached by the
