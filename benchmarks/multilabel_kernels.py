@@ -25,8 +25,9 @@ from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from graphnetz.models.encoders import GCN
 from graphnetz.models.gat_conv import SortedGATConv
-from graphnetz.models.multilabel._graph import WeightedAdjacency, propagate
+from graphnetz.models.multilabel._graph import propagate
 from graphnetz.models.multilabel.lanc import neighbour_stack, stacked_conv
+from graphnetz.models.sparse_products import WeightedAdjacency
 
 
 def random_graph(num_nodes: int, num_pairs: int, seed: int) -> Tensor:

@@ -23,8 +23,9 @@ from graphnetz.models.multilabel import (
     skipgram_embeddings,
     strict_two_hop,
 )
-from graphnetz.models.multilabel._graph import WeightedAdjacency, propagate
+from graphnetz.models.multilabel._graph import propagate
 from graphnetz.models.multilabel.lanc import stacked_conv
+from graphnetz.models.sparse_products import WeightedAdjacency
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "model"
 MODELS = {

@@ -38,16 +38,21 @@ def incompatibility(model_cfg, task_type: str) -> str | None:
     return None
 
 
+def default_dropout(task_type: str) -> float:
+    """What ``model.dropout: null`` means: the task type's default."""
+    from graphnetz.tasks import task_class
+
+    return task_class(task_type).default_dropout
+
+
 def build_model(model_cfg, task_type: str, in_channels: int, out_channels: int,
                 **extras: Any) -> nn.Module:
     """Instantiate the model for ``task_type`` with data-dependent sizes filled in."""
     from graphnetz.models.adapters import wrap_for_task
 
     kwargs = model_kwargs(model_cfg)
-    if "dropout" in kwargs and kwargs["dropout"] is None:  # null: the task type's default
-        from graphnetz.tasks import task_class
-
-        kwargs["dropout"] = task_class(task_type).default_dropout
+    if "dropout" in kwargs and kwargs["dropout"] is None:
+        kwargs["dropout"] = default_dropout(task_type)
     return wrap_for_task(lambda i, o: instantiate(kwargs, in_channels=i, out_channels=o),
                          model_class(model_cfg), task_type, in_channels, out_channels,
                          kwargs.get("hidden_channels", 64), **extras)

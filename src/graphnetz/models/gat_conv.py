@@ -10,7 +10,7 @@ from torch_geometric.nn import GATConv
 from torch_geometric.utils import softmax
 
 from graphnetz.models.graph_cache import GraphCache, is_simple
-from graphnetz.models.multilabel._graph import WeightedAdjacency
+from graphnetz.models.sparse_products import WeightedAdjacency
 
 
 def _head_layout(edge_index: Tensor, num_nodes: int, heads: int):

@@ -20,8 +20,7 @@ from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.loading import load_dataset
-from graphnetz.models.build import build_model, incompatibility
-from graphnetz.tasks import task_class
+from graphnetz.models.build import build_model, default_dropout, incompatibility
 from graphnetz.training.record import (
     RECORD_NAME,
     SCHEMA_VERSION,
@@ -137,7 +136,7 @@ def with_task_defaults(cfg: DictConfig) -> DictConfig:
     if model is None or "dropout" not in model or model.dropout is not None:
         return cfg
     try:
-        dropout = task_class(resolve_run(cfg).task_type).default_dropout
+        dropout = default_dropout(resolve_run(cfg).task_type)
     except Exception:
         return cfg
     cfg = copy.deepcopy(cfg)

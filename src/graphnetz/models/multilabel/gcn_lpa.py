@@ -12,7 +12,8 @@ from torch import Tensor, nn
 
 from graphnetz.models.features import input_dropout, linear
 from graphnetz.models.graph_cache import GraphCache
-from graphnetz.models.multilabel._graph import WeightedAdjacency, normalize, simple_edges
+from graphnetz.models.multilabel._graph import normalize, simple_edges
+from graphnetz.models.sparse_products import WeightedAdjacency
 
 # softplus(_UNIT) == 1, so every edge starts with weight 1 (plain GCN).
 _UNIT = math.log(math.e - 1.0)
