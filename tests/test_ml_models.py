@@ -242,6 +242,49 @@ def test_lanc_eval_matches_the_documented_formula(ml_graph):
     assert torch.allclose(model(x, ei), expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("num_layers", [1, 2, 3])
+def test_lanc_on_chosen_rows_equals_the_full_forward_with_the_same_random_draws(ml_graph, num_layers):
+    """Training on the train rows only must be the full forward restricted to them: same
+    stacks, same dropout masks (drawn for every node), same logits and gradients."""
+    x, ei = ml_graph.x, ml_graph.edge_index
+    chosen = torch.rand(x.size(0), generator=torch.Generator().manual_seed(5)) < 0.6
+    model = LANC(12, 16, 5, num_neighbors=4, num_layers=num_layers, dropout=0.4).train()
+    grads, outs = [], []
+    for output_nodes in (None, chosen, chosen.nonzero().squeeze(1)):
+        model.zero_grad()
+        torch.manual_seed(11)
+        out = model(x, ei, output_nodes=output_nodes)
+        out = out[chosen] if output_nodes is None else out
+        out.square().sum().backward()
+        outs.append(out)
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for out, grad in zip(outs[1:], grads[1:], strict=True):
+        torch.testing.assert_close(out, outs[0], rtol=1e-5, atol=1e-6)
+        for a, b in zip(grad, grads[0], strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_lanc_on_chosen_rows_leaves_the_random_stream_where_the_full_forward_does(ml_graph):
+    model = LANC(12, 16, 5, num_neighbors=4, dropout=0.5).train()
+    after = []
+    for output_nodes in (None, ml_graph.train_mask):
+        torch.manual_seed(3)
+        model(ml_graph.x, ml_graph.edge_index, output_nodes=output_nodes)
+        after.append(torch.rand(4))
+    assert torch.equal(after[0], after[1])
+
+
+def test_node_task_asks_lanc_for_the_train_rows_only(ml_graph):
+    from graphnetz.tasks.node_tasks import MultiLabelNodeClassificationTask
+
+    seen = []
+    model = LANC(12, 16, 5, num_neighbors=4)
+    model.register_forward_pre_hook(lambda _, args, kwargs: seen.append(kwargs), with_kwargs=True)
+    loss = MultiLabelNodeClassificationTask(model).training_loss(ml_graph)
+    assert torch.equal(seen[0]["output_nodes"], ml_graph.train_mask)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+
+
 def test_lanc_eval_is_deterministic(ml_graph):
     model = LANC(12, 16, 5).eval()
     a = model(ml_graph.x, ml_graph.edge_index)

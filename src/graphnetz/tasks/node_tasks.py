@@ -89,8 +89,13 @@ class NodeTask(GraphTask):
         return {}
 
     def training_loss(self, data) -> Tensor:
-        out = self.model(data.x, data.edge_index)
-        loss = self.loss(out[data.train_mask], data.y[data.train_mask])
+        # Models flagged ``computes_selected_nodes`` (LANC) return the train rows only
+        # instead of computing every node's logits and discarding most of them.
+        if getattr(self.model, "computes_selected_nodes", False):
+            out = self.model(data.x, data.edge_index, output_nodes=data.train_mask)
+        else:
+            out = self.model(data.x, data.edge_index)[data.train_mask]
+        loss = self.loss(out, data.y[data.train_mask])
         extra = getattr(self.model, "extra_loss", None)
         if extra is not None:
             loss = loss + extra(data, data.train_mask)

@@ -49,6 +49,24 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     return out
 
 
+def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tensor | None) -> Tensor:
+    """``F.dropout(u_all, p, training)[rows]`` for ``u = u_all[rows]``, where ``u_all`` has
+    ``num_rows`` rows and the same memory layout as ``u`` (a transpose or contiguous).
+
+    The mask is drawn for all ``num_rows`` rows, in the layout ``F.dropout`` gives it, so
+    the random stream (and every later draw) does not depend on which rows are computed:
+    training on the train rows only gives the same numbers as training on all of them.
+    """
+    if rows is None or not training or p == 0.0:
+        return F.dropout(u, p, training)
+    if p == 1.0:
+        return u * 0.0
+    order = sorted(range(u.dim()), key=lambda d: -u.stride(d))  # outermost dim first
+    shape = [num_rows, *u.shape[1:]]
+    noise = u.new_empty([shape[d] for d in order]).permute(*sorted(range(u.dim()), key=order.__getitem__))
+    return u * noise.bernoulli_(1 - p)[rows].div_(1 - p)
+
+
 class LANC(nn.Module):
     """Per node: a stack [ego, k sampled neighbours] of projected features, a 1-D
     convolution along the stack, then each label's embedding attends over the
@@ -58,6 +76,11 @@ class LANC(nn.Module):
     Conv1d(H, H, kernel) + ReLU along the stack -> U [N, L, H]; for label c with
     embedding e_c:
     α_c = softmax_l(U_l · e_c / √H), z_c = Σ_l α_cl U_l, logit_c = (z_c + h) · o_c + b_c.
+
+    ``forward(..., output_nodes=mask_or_ids)`` returns only those nodes' logits (the task
+    passes the train nodes when training): the stacks, dropout masks and first projection
+    are still drawn and computed for all N nodes, so the random stream is the one of a
+    full forward, but both convolutions and the label attention run on the chosen rows.
 
     Training draws a fresh stack each forward (global torch RNG, reseeded per run);
     eval uses a fixed stack from a generator seeded with ``eval_seed`` so predictions
@@ -70,6 +93,8 @@ class LANC(nn.Module):
     """
 
     task_types = frozenset({"ml_node_cls", "node_cls"})
+    #: forward takes ``output_nodes`` (see :meth:`graphnetz.tasks.node_tasks.NodeTask.training_loss`)
+    computes_selected_nodes = True
 
     def __init__(
         self,
@@ -108,25 +133,31 @@ class LANC(nn.Module):
         nn.init.xavier_uniform_(self.label_out)
         nn.init.zeros_(self.label_bias)
 
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        n = x.size(0)
+    def forward(self, x: Tensor, edge_index: Tensor, output_nodes: Tensor | None = None) -> Tensor:
+        num_nodes = x.size(0)
         generator = None
         if not self.training:
             generator = torch.Generator(device=x.device).manual_seed(self.eval_seed)
-        stack = neighbour_stack(edge_index, n, self.num_neighbors, generator)
+        stack = neighbour_stack(edge_index, num_nodes, self.num_neighbors, generator)
+        rows = None
+        if output_nodes is not None:
+            rows = output_nodes.nonzero().squeeze(1) if output_nodes.dtype == torch.bool else output_nodes
+            stack = stack[rows]
         x = input_dropout(x, self.dropout, self.training)
-        h = F.relu(linear(self.project, x))  # [N, H]
+        h = F.relu(linear(self.project, x))  # [N, H]: every node can sit in a chosen stack
         first, *rest = self.convs
         u = F.relu(stacked_conv(first, F.dropout(h, self.dropout, self.training), stack))
-        u = u.transpose(1, 2)  # [N, H, L]
+        u = u.transpose(1, 2)  # [n, H, L], n = chosen rows
         for conv in rest:
-            u = F.relu(conv(F.dropout(u, self.dropout, self.training)))
-        u = u.transpose(1, 2)  # [N, L, H]
+            u = F.relu(conv(dropout_rows(u, self.dropout, self.training, num_nodes, rows)))
+        u = u.transpose(1, 2)  # [n, L, H]
+        if rows is not None:
+            h = h[rows]
         # Both label products in one [N·L, H] x [H, 2C] matrix product (not N small ones).
         # (Σ_l α_cl U_l) · o_c == Σ_l α_cl (U_l · o_c): never materialise z [N, C, H].
         c = self.label_embedding.size(0)
         both = u.reshape(-1, u.size(-1)) @ torch.cat([self.label_embedding, self.label_out]).t()
-        scores, per_position = both.view(n, -1, 2 * c).split(c, dim=-1)  # [N, L, C] each
+        scores, per_position = both.view(u.size(0), -1, 2 * c).split(c, dim=-1)  # [n, L, C] each
         attention = (scores / u.size(-1) ** 0.5).softmax(dim=1)  # over the stack positions
         context_logit = (attention * per_position).sum(1)
         return context_logit + h @ self.label_out.t() + self.label_bias
