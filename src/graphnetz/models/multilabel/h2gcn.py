@@ -111,6 +111,10 @@ class H2GCN(nn.Module):
     logits = W_c · dropout([r_0 || r_1 || ... || r_K]). ``num_layers`` is K, and the
     width of r_k is 2^k · hidden_channels. Â_1 and Â_2 are built once per graph and
     cached (sparse, or dense where Â_2 covers >= 10 % of all node pairs).
+
+    Without dropout (eval) the classifier is applied before propagating (see
+    :meth:`propagate_scores`): the same logits, with products of C columns instead of
+    2^k · hidden, which on BlogCatalog's dense Â_2 makes evaluation about 6x cheaper.
     """
 
     task_types = frozenset({"ml_node_cls", "node_cls"})
@@ -141,8 +145,35 @@ class H2GCN(nn.Module):
         hops = self._cache.get(edge_index, x.size(0), hop_operators)
         x = input_dropout(x, self.dropout, self.training)
         reps = [F.relu(linear(self.ego, x))]
+        if not self.training or self.dropout == 0.0:
+            return self.propagate_scores(reps[0], hops)
         for _ in range(self.num_layers):
             prev = reps[-1]
             reps.append(torch.cat([op(prev) for op in hops], dim=-1))
         h = F.dropout(torch.cat(reps, dim=-1), self.dropout, self.training)
         return self.classifier(h)
+
+    def propagate_scores(self, r0: Tensor, hops: list) -> Tensor:
+        """``classifier([r0 || r1 || ... || rK])`` without building any r_k (k >= 1).
+
+        Block (j_1, ..., j_k) of r_k is Â_{j_1} ... Â_{j_k} r0 (j_1 outermost), so by
+        linearity (Horner's rule over the path tree), with W_{k,p} the classifier's
+        columns for block p of r_k:
+        T_K(p) = r0 W_{K,p}^T;  T_{k-1}(p) = r0 W_{k-1,p}^T + Σ_j Â_j T_k(p + j);
+        logits = T_0() + b. Each level is one product per operator, on N × (m^{k-1} C).
+        """
+        n, hidden = r0.shape
+        m, out = len(hops), self.classifier.out_features
+        widths = [hidden * m**k for k in range(self.num_layers + 1)]
+        blocks = self.classifier.weight.split(widths, dim=1)
+
+        def scores(k: int) -> Tensor:  # r0 W_{k,p}^T for every path p of length k: [N, m^k·C]
+            weight = blocks[k].view(out, m**k, hidden).permute(2, 1, 0).reshape(hidden, -1)
+            return r0 @ weight
+
+        acc = scores(self.num_layers)
+        for k in range(self.num_layers, 0, -1):
+            acc = acc.view(n, m ** (k - 1), m, out)  # path p + j, j innermost
+            propagated = sum(op(acc[:, :, j].reshape(n, -1)) for j, op in enumerate(hops))
+            acc = scores(k - 1) + propagated
+        return acc + self.classifier.bias
