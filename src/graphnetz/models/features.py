@@ -2,6 +2,9 @@
 
 A dense identity for 10k nodes is ~400 MB; models take the sparse COO matrix instead and
 use these helpers where a plain op would densify or fail.
+
+Also the helpers of models that compute chosen rows only (``output_nodes``: the train
+nodes in a training step) with the random draws of a full forward.
 """
 
 from __future__ import annotations
@@ -31,3 +34,28 @@ def linear(layer: nn.Linear, x: Tensor) -> Tensor:
         return layer(x)
     out = torch.sparse.mm(x, layer.weight.t())
     return out if layer.bias is None else out + layer.bias
+
+
+def selected_rows(output_nodes: Tensor | None) -> Tensor | None:
+    """Node ids from a bool mask or an id tensor (``None``: every node)."""
+    if output_nodes is None or output_nodes.dtype != torch.bool:
+        return output_nodes
+    return output_nodes.nonzero().squeeze(1)
+
+
+def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tensor | None) -> Tensor:
+    """``F.dropout(u_all, p, training)[rows]`` for ``u = u_all[rows]``, where ``u_all`` has
+    ``num_rows`` rows and the same memory layout as ``u`` (a transpose or contiguous).
+
+    The mask is drawn for all ``num_rows`` rows, in the layout ``F.dropout`` gives it, so
+    the random stream (and every later draw) does not depend on which rows are computed:
+    training on the train rows only gives the same numbers as training on all of them.
+    """
+    if rows is None or not training or p == 0.0:
+        return F.dropout(u, p, training)
+    if p == 1.0:
+        return u * 0.0
+    order = sorted(range(u.dim()), key=lambda d: -u.stride(d))  # outermost dim first
+    shape = [num_rows, *u.shape[1:]]
+    noise = u.new_empty([shape[d] for d in order]).permute(*sorted(range(u.dim()), key=order.__getitem__))
+    return u * noise.bernoulli_(1 - p)[rows].div_(1 - p)

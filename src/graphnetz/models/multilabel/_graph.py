@@ -49,9 +49,9 @@ def propagate(edge_index: Tensor, coef: Tensor, h: Tensor) -> Tensor:
     return out.index_add(0, dst, h[src] * coef.unsqueeze(-1))
 
 
-def _csr(rows: Tensor, cols: Tensor, values: Tensor, num_nodes: int) -> Tensor:
+def _csr(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
     coo = torch.sparse_coo_tensor(
-        torch.stack([rows, cols]), values, (num_nodes, num_nodes), check_invariants=False
+        torch.stack([rows, cols]), values, shape, check_invariants=False
     )
     with warnings.catch_warnings():  # torch flags sparse CSR support as beta
         warnings.simplefilter("ignore", UserWarning)
@@ -79,14 +79,42 @@ class FixedOperator:
     (for the backward pass) are built once; no gradient flows to ``coef``.
     """
 
-    def __init__(self, edge_index: Tensor, coef: Tensor, num_nodes: int) -> None:
+    def __init__(self, edge_index: Tensor, coef: Tensor, num_nodes: int,
+                 targets: Tensor | None = None) -> None:
         src, dst = edge_index
         coef = coef.detach()
-        self.matrix = _csr(dst, src, coef, num_nodes)
-        self.matrix_t = _csr(src, dst, coef, num_nodes)
+        self._edges = (src, dst, coef)
+        self.num_nodes = num_nodes
+        num_rows = num_nodes
+        if targets is not None:  # keep rows ``targets`` of P only, in that order
+            position = torch.full((num_nodes,), -1, dtype=torch.long, device=dst.device)
+            position[targets] = torch.arange(targets.numel(), device=dst.device)
+            keep = position[dst] >= 0
+            src, dst, coef, num_rows = src[keep], position[dst[keep]], coef[keep], targets.numel()
+        self.matrix = _csr(dst, src, coef, (num_rows, num_nodes))
+        self.matrix_t = _csr(src, dst, coef, (num_nodes, num_rows))
 
     def __call__(self, h: Tensor) -> Tensor:
         return _FixedSpMM.apply(self.matrix, self.matrix_t, h)
 
-    def to_dense(self) -> Tensor:
-        return self.matrix.to_dense()
+    def rows(self, index: Tensor) -> FixedOperator:
+        """The operator ``h -> (P @ h)[index]``, computing only those rows."""
+        src, dst, coef = self._edges
+        return FixedOperator(torch.stack([src, dst]), coef, self.num_nodes, targets=index)
+
+    def to_dense(self) -> DenseOperator:
+        return DenseOperator(self.matrix.to_dense())
+
+
+class DenseOperator:
+    """``h -> P @ h`` for a fixed dense P (a 2-hop set covering most node pairs)."""
+
+    def __init__(self, matrix: Tensor) -> None:
+        self.matrix = matrix
+
+    def __call__(self, h: Tensor) -> Tensor:
+        return self.matrix @ h
+
+    def rows(self, index: Tensor) -> DenseOperator:
+        """The operator ``h -> (P @ h)[index]``, computing only those rows."""
+        return DenseOperator(self.matrix[index])

@@ -8,9 +8,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.features import dropout_rows, input_dropout, linear, selected_rows
 from graphnetz.models.graph_cache import GraphCache
-from graphnetz.models.multilabel._graph import FixedOperator, normalize, simple_edges
+from graphnetz.models.multilabel._graph import (
+    DenseOperator,
+    FixedOperator,
+    normalize,
+    simple_edges,
+)
 
 #: Keep Â₂ as a dense matrix when at least this fraction of its N² entries is non-zero:
 #: there a dense product is as fast as a sparse one (HumLoc, 9 %: equal; PCG, 16 %:
@@ -69,11 +74,11 @@ def strict_two_hop(edge_index: Tensor, num_nodes: int) -> Tensor:
     return _strict_two_hop_sparse(ei, num_nodes)
 
 
-def _dense_sym_operator(mask: Tensor) -> Tensor:
+def _dense_sym_operator(mask: Tensor) -> DenseOperator:
     """D^-1/2 A D^-1/2 as a dense ``[target, source]`` matrix; ``mask`` is [source, target]."""
     deg = mask.sum(0).to(torch.float)  # in-degree of each target, as in ``normalize``
     inv = deg.pow(-0.5).masked_fill(deg <= 0, 0.0)
-    return inv.unsqueeze(1) * mask.t().to(torch.float) * inv.unsqueeze(0)
+    return DenseOperator(inv.unsqueeze(1) * mask.t().to(torch.float) * inv.unsqueeze(0))
 
 
 def _sparse_sym_operator(ei: Tensor, num_nodes: int) -> FixedOperator:
@@ -85,12 +90,12 @@ def _two_hop_operator(one: Tensor, num_nodes: int):
     if _prefers_dense(one, num_nodes):
         mask = _strict_two_hop_mask(one, num_nodes)
         if mask.sum() >= dense_enough:
-            return _dense_sym_operator(mask).matmul
+            return _dense_sym_operator(mask)
         two = mask.nonzero().t()
     else:
         two = _strict_two_hop_sparse(one, num_nodes)
     op = _sparse_sym_operator(two, num_nodes)
-    return op.to_dense().matmul if two.size(1) >= dense_enough else op
+    return op.to_dense() if two.size(1) >= dense_enough else op
 
 
 def hop_operators(edge_index: Tensor, num_nodes: int) -> list:
@@ -112,12 +117,18 @@ class H2GCN(nn.Module):
     width of r_k is 2^k · hidden_channels. Â_1 and Â_2 are built once per graph and
     cached (sparse, or dense where Â_2 covers >= 10 % of all node pairs).
 
+    ``forward(..., output_nodes=...)`` (the task passes the train nodes when training)
+    computes the last round only for those rows; the dropout mask is still drawn for
+    every node, so the values and random stream equal the full forward's.
+
     Without dropout (eval) the classifier is applied before propagating (see
     :meth:`propagate_scores`): the same logits, with products of C columns instead of
     2^k · hidden, which on BlogCatalog's dense Â_2 makes evaluation about 6x cheaper.
     """
 
     task_types = frozenset({"ml_node_cls", "node_cls"})
+    #: forward takes ``output_nodes`` (see :meth:`graphnetz.tasks.node_tasks.NodeTask.training_loss`)
+    computes_selected_nodes = True
 
     def __init__(
         self,
@@ -136,22 +147,37 @@ class H2GCN(nn.Module):
         final_width = hidden_channels * (2 ** (num_layers + 1) - 1)
         self.classifier = nn.Linear(final_width, out_channels)
         self._cache = GraphCache()
+        self._row_hops: tuple[list, Tensor, list] | None = None  # (hops, rows, hops restricted)
 
     def reset_parameters(self) -> None:
         self.ego.reset_parameters()
         self.classifier.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        hops = self._cache.get(edge_index, x.size(0), hop_operators)
+    def forward(self, x: Tensor, edge_index: Tensor, output_nodes: Tensor | None = None) -> Tensor:
+        num_nodes = x.size(0)
+        hops = self._cache.get(edge_index, num_nodes, hop_operators)
+        rows = selected_rows(output_nodes)
         x = input_dropout(x, self.dropout, self.training)
         reps = [F.relu(linear(self.ego, x))]
         if not self.training or self.dropout == 0.0:
-            return self.propagate_scores(reps[0], hops)
-        for _ in range(self.num_layers):
-            prev = reps[-1]
-            reps.append(torch.cat([op(prev) for op in hops], dim=-1))
-        h = F.dropout(torch.cat(reps, dim=-1), self.dropout, self.training)
+            logits = self.propagate_scores(reps[0], hops)
+            return logits if rows is None else logits[rows]
+        for k in range(self.num_layers):
+            last_round = k == self.num_layers - 1
+            ops = self._restricted(hops, rows) if last_round and rows is not None else hops
+            reps.append(torch.cat([op(reps[-1]) for op in ops], dim=-1))
+        if rows is not None:  # the last round already holds the chosen rows only
+            reps = [r[rows] for r in reps[:-1]] + reps[-1:]
+        h = dropout_rows(torch.cat(reps, dim=-1), self.dropout, self.training, num_nodes, rows)
         return self.classifier(h)
+
+    def _restricted(self, hops: list, rows: Tensor) -> list:
+        """``hops`` computing only ``rows`` (the train nodes: cached while they stay the same)."""
+        cached = self._row_hops
+        if not (cached and cached[0] is hops and cached[1].shape == rows.shape
+                and torch.equal(cached[1], rows)):
+            self._row_hops = (hops, rows.clone(), [op.rows(rows) for op in hops])
+        return self._row_hops[2]
 
     def propagate_scores(self, r0: Tensor, hops: list) -> Tensor:
         """``classifier([r0 || r1 || ... || rK])`` without building any r_k (k >= 1).

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.features import dropout_rows, input_dropout, linear, selected_rows
 from graphnetz.models.sampling import random_neighbor, to_csr
 
 
@@ -47,24 +47,6 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
         rows = torch.where(pos >= 0, pos * taps + t, zero_row).reshape(-1)
         out = out + table.index_select(0, rows).view(n, out_length, out_ch)
     return out
-
-
-def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tensor | None) -> Tensor:
-    """``F.dropout(u_all, p, training)[rows]`` for ``u = u_all[rows]``, where ``u_all`` has
-    ``num_rows`` rows and the same memory layout as ``u`` (a transpose or contiguous).
-
-    The mask is drawn for all ``num_rows`` rows, in the layout ``F.dropout`` gives it, so
-    the random stream (and every later draw) does not depend on which rows are computed:
-    training on the train rows only gives the same numbers as training on all of them.
-    """
-    if rows is None or not training or p == 0.0:
-        return F.dropout(u, p, training)
-    if p == 1.0:
-        return u * 0.0
-    order = sorted(range(u.dim()), key=lambda d: -u.stride(d))  # outermost dim first
-    shape = [num_rows, *u.shape[1:]]
-    noise = u.new_empty([shape[d] for d in order]).permute(*sorted(range(u.dim()), key=order.__getitem__))
-    return u * noise.bernoulli_(1 - p)[rows].div_(1 - p)
 
 
 class LANC(nn.Module):
@@ -139,9 +121,8 @@ class LANC(nn.Module):
         if not self.training:
             generator = torch.Generator(device=x.device).manual_seed(self.eval_seed)
         stack = neighbour_stack(edge_index, num_nodes, self.num_neighbors, generator)
-        rows = None
-        if output_nodes is not None:
-            rows = output_nodes.nonzero().squeeze(1) if output_nodes.dtype == torch.bool else output_nodes
+        rows = selected_rows(output_nodes)
+        if rows is not None:
             stack = stack[rows]
         x = input_dropout(x, self.dropout, self.training)
         h = F.relu(linear(self.project, x))  # [N, H]: every node can sit in a chosen stack
