@@ -93,6 +93,8 @@ class GraphTask(L.LightningModule):
         self._last_progress = time.perf_counter()
         #: Names the run in progress lines (parallel sweep jobs share one log).
         self.progress_label = ""
+        #: True when training continues from a checkpoint (set when it is loaded).
+        self.resumed = False
 
     # ---- what subclasses define -------------------------------------------------------
     def training_loss(self, batch) -> Tensor:

@@ -127,8 +127,9 @@ class NodeClassificationTask(NodeTask):
         self.dgi_pretrain_epochs = dgi_pretrain_epochs
 
     def on_train_start(self) -> None:
-        # Optional: pre-train the encoder's hidden layers with Deep Graph Infomax (no labels)
-        if self.dgi_pretrain_epochs:
+        # Optional: pre-train the encoder's hidden layers with Deep Graph Infomax (no labels);
+        # a resumed run restored weights that were pre-trained already.
+        if self.dgi_pretrain_epochs and not self.resumed:
             from graphnetz.models.dgi import pretrain_node_encoder
 
             graph = next(iter(self.trainer.train_dataloader))

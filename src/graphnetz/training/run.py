@@ -21,9 +21,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.loading import load_dataset
 from graphnetz.models.build import build_model, default_dropout, incompatibility
+from graphnetz.training.checkpoint import CHECKPOINT_NAME, PeriodicCheckpoint, read_resume_state
 from graphnetz.training.record import (
     RECORD_NAME,
     SCHEMA_VERSION,
+    SOURCE_REVISION,
     library_versions,
     read_record,
     write_json_atomic,
@@ -34,7 +36,7 @@ from graphnetz.training.seeding import seed_everything
 log = logging.getLogger("graphnetz")
 # Settings that change how a run executes but not its result (resume an earlier sweep
 # with resume=true or another thread count and its complete runs still count).
-RESULT_NEUTRAL_KEYS = ("resume", "num_threads")
+RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s")
 
 
 def _quiet_libraries() -> None:
@@ -65,8 +67,13 @@ def _base_record(cfg: DictConfig, run_dir: Path | None) -> dict[str, Any]:
     }
 
 
-def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any]:
-    """Run the protocol, filling ``record`` in place; raises on failure."""
+def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | None = None,
+                       started: float | None = None) -> dict[str, Any]:
+    """Run the protocol, filling ``record`` in place; raises on failure.
+
+    With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
+    and with ``resume=true`` continues from one left by an interrupted run of this config.
+    """
     spec = resolve_run(cfg)
     task_cls = get_class(spec.task_cfg["_target_"])
     record.update(task=f"{spec.dataset}/{spec.task_type}", task_type=spec.task_type,
@@ -96,12 +103,37 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any]) -> dict[str, Any
         record["primary_metric"] = data.primary_metric
     trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
     trainer_cfg["max_epochs"] = spec.max_epochs
-    trainer = instantiate(trainer_cfg)
-    trainer.fit(module, train_dataloaders=data.train_loader, val_dataloaders=data.eval_loaders)
+    checkpoint, ckpt_path = _checkpointing(cfg, record, run_dir, started)
+    trainer = instantiate(trainer_cfg, callbacks=[checkpoint] if checkpoint else None)
+    trainer.fit(module, train_dataloaders=data.train_loader, val_dataloaders=data.eval_loaders,
+                ckpt_path=ckpt_path)
     record.update(status="ok", metrics=module.selected_metrics(),
                   selected_epoch=module.history[module.selected_epoch()]["epoch"],
                   epochs_run=len(module.history), history=module.history, data=data.info)
     return record
+
+
+def _checkpointing(cfg: DictConfig, record: dict[str, Any], run_dir: Path | None,
+                   started: float | None) -> tuple[PeriodicCheckpoint | None, str | None]:
+    """The checkpoint callback of this run (None: off) and the checkpoint to resume from."""
+    every_s = cfg.get("checkpoint_every_s")
+    if run_dir is None or every_s is None:
+        return None, None
+    if isinstance(every_s, bool) or not isinstance(every_s, int | float) or every_s < 0:
+        raise ValueError(f"checkpoint_every_s must be a number of seconds >= 0 "
+                         f"(0 = every epoch) or null (off), got {every_s!r}")
+    path = run_dir / CHECKPOINT_NAME
+    config = result_config(cfg)
+    state = read_resume_state(path, config) if cfg.get("resume") else None
+    started = time.perf_counter() if started is None else started
+    if state is None:
+        return PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started), None
+    record["resumed"] = {"from_epoch": state["epochs"], "elapsed_s_before": round(state["elapsed_s"], 4),
+                         "revisions_before": state["revisions"]}
+    log.info("%s: resuming after epoch %d from %s", run_label(record), state["epochs"], path)
+    callback = PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started,
+                                  state["elapsed_s"], state["revisions"])
+    return callback, str(path)
 
 
 def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[str, Any]:
@@ -117,14 +149,16 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
     start = time.perf_counter()
     record = _base_record(cfg, run_dir)
     try:
-        train_and_evaluate(cfg, record)
+        train_and_evaluate(cfg, record, run_dir, start)
     except Exception as err:  # a failed run is a result, never the end of the sweep
         record.update(status="failed", reason=f"{type(err).__name__}: {err}",
                       error=traceback.format_exc())
         log.error("run failed: %s: %s", type(err).__name__, err)
-    record["wall_time_s"] = round(time.perf_counter() - start, 4)
+    before = record.get("resumed", {}).get("elapsed_s_before", 0.0)
+    record["wall_time_s"] = round(before + time.perf_counter() - start, 4)
     if run_dir is not None:
         write_json_atomic(run_dir / RECORD_NAME, record)
+        (run_dir / CHECKPOINT_NAME).unlink(missing_ok=True)  # finished: nothing to resume
     log.info("%s", summarize(record))
     return record
 
@@ -150,12 +184,17 @@ def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
         record = read_record(run_dir / RECORD_NAME)
     except (OSError, ValueError):
         return None  # absent, half-written or foreign: run again
-    def what_matters(config: dict) -> dict:
-        return {k: v for k, v in config.items() if k not in RESULT_NEUTRAL_KEYS}
-
-    same = what_matters(record.get("config") or {}) == what_matters(
-        OmegaConf.to_container(cfg, resolve=False))
+    same = without_neutral_keys(record.get("config") or {}) == result_config(cfg)
     return record if same and record["status"] in ("ok", "skipped") else None
+
+
+def without_neutral_keys(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in RESULT_NEUTRAL_KEYS}
+
+
+def result_config(cfg: DictConfig) -> dict:
+    """The part of the config that decides a run's result (what resume compares)."""
+    return without_neutral_keys(OmegaConf.to_container(cfg, resolve=False))
 
 
 def run_label(record: dict[str, Any]) -> str:

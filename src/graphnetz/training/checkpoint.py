@@ -1,0 +1,118 @@
+"""Resumable runs: a periodic checkpoint in the run directory.
+
+A run cut off mid-training (a killed job, a preempted Slurm allocation, a session that
+ends) continues from its last checkpoint when the sweep is rerun with ``resume=true``,
+instead of starting over. The checkpoint holds what Lightning saves (weights, optimiser,
+loop state) plus the task's per-epoch history and the random number generator states, so
+the resumed run gives the same history and result as an uninterrupted one (tested).
+
+Saved at the end of a training epoch once ``checkpoint_every_s`` seconds have passed since
+the last save (0 = every epoch; null = never), written to a temporary file and renamed,
+and deleted when the run finishes. A checkpoint of another config is ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+
+CHECKPOINT_NAME = "checkpoint.ckpt"
+_KEY = "graphnetz"
+log = logging.getLogger("graphnetz")
+
+
+def rng_state() -> dict[str, Any]:
+    """Every generator training draws from: torch (CPU and CUDA), numpy, Python; as
+    tensors and plain Python values, which Lightning's ``weights_only`` loading accepts."""
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = {"torch": torch.get_rng_state(),
+             "numpy": (kind, keys.tolist(), int(pos), int(has_gauss), float(cached)),
+             "python": random.getstate()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    kind, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+    random.setstate(state["python"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def read_resume_state(path: Path, config: dict) -> dict[str, Any] | None:
+    """What a checkpoint at ``path`` says about the run it resumes (epochs done, time
+    spent, revisions), or None when there is none, it is unreadable or of another config."""
+    if not path.is_file():
+        return None
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=False)[_KEY]
+    except Exception as err:  # half-written or foreign: start over
+        log.warning("ignoring unreadable checkpoint %s (%s)", path, err)
+        return None
+    if saved["config"] != config:
+        log.warning("ignoring checkpoint %s: it belongs to another config", path)
+        return None
+    return {"epochs": len(saved["history"]), "elapsed_s": saved["elapsed_s"],
+            "revisions": saved["revisions"]}
+
+
+class PeriodicCheckpoint(L.Callback):
+    """Saves ``path`` at the end of a training epoch at most every ``every_s`` seconds,
+    and restores the task's history and the RNG states when a run resumes from it.
+
+    ``config`` identifies the run (a checkpoint of another config is never resumed);
+    ``started`` is the ``time.perf_counter()`` at which this process began the run and
+    ``elapsed_before`` the wall time earlier processes spent on it, so the record's
+    wall time covers every segment.
+    """
+
+    def __init__(self, path: Path, every_s: float, config: dict, revision: str | None,
+                 started: float, elapsed_before: float = 0.0,
+                 revisions_before: list | None = None) -> None:
+        if every_s < 0:
+            raise ValueError(f"checkpoint_every_s must be >= 0 seconds (or null = off), got {every_s!r}")
+        self.path, self.every_s, self.config = Path(path), float(every_s), config
+        self.revisions = [*(revisions_before or []), revision]
+        self.started, self.elapsed_before = started, elapsed_before
+        self._last_save = time.perf_counter()
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if trainer.should_stop or time.perf_counter() - self._last_save < self.every_s:
+            return  # a stopping run is about to write its record: nothing left to resume
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        trainer.save_checkpoint(tmp)
+        os.replace(tmp, self.path)
+        self._last_save = time.perf_counter()
+
+    def on_save_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
+        checkpoint[_KEY] = {
+            "config": self.config, "history": pl_module.history, "rng": rng_state(),
+            "elapsed_s": self.elapsed_before + time.perf_counter() - self.started,
+            "revisions": self.revisions,
+        }
+
+    def on_load_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
+        saved = checkpoint[_KEY]
+        pl_module.history = list(saved["history"])
+        pl_module.resumed = True
+        # Restored at load time, before Lightning creates the training data iterator (which
+        # draws a seed from the global RNG): the interrupted process drew that seed right
+        # after the save, for the epoch this process resumes with (tested bit for bit).
+        set_rng_state(saved["rng"])
+
+    def discard(self) -> None:
+        """Remove the checkpoint (the run has its record)."""
+        for stale in (self.path, self.path.with_name(self.path.name + ".tmp")):
+            stale.unlink(missing_ok=True)
