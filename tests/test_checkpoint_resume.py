@@ -122,3 +122,21 @@ def test_rng_state_round_trips():
     again = (torch.rand(3), np.random.rand(3), random.random())
     assert torch.equal(draws[0], again[0]) and np.array_equal(draws[1], again[1])
     assert draws[2] == again[2]
+
+
+def test_an_empty_local_group_does_not_make_a_complete_run_foreign(make_cfg, tmp_path):
+    """A sweep made on a machine with an empty conf/local/default.yaml (``local: {}`` in
+    its records) resumes on a clone without one, and the other way round."""
+    from omegaconf import OmegaConf
+
+    from graphnetz.training.run import completed_record, with_task_defaults
+
+    cfg = with_task_defaults(make_cfg("dataset=karate", "trainer.max_epochs=2"))
+    record = run_experiment(cfg, tmp_path)
+    assert completed_record(cfg, tmp_path) is not None
+    stored = json.loads((tmp_path / RECORD_NAME).read_text())
+    stored["config"]["local"] = {}
+    (tmp_path / RECORD_NAME).write_text(json.dumps(stored))
+    assert completed_record(cfg, tmp_path)["metrics"] == record["metrics"]
+    with_setting = OmegaConf.create({**OmegaConf.to_container(cfg), "local": {"x": 1}})
+    assert completed_record(with_setting, tmp_path) is None  # a non-empty group counts

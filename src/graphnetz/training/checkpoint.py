@@ -50,9 +50,9 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def read_resume_state(path: Path, config: dict) -> dict[str, Any] | None:
-    """What a checkpoint at ``path`` says about the run it resumes (epochs done, time
-    spent, revisions), or None when there is none, it is unreadable or of another config."""
+def read_resume_state(path: Path) -> dict[str, Any] | None:
+    """What a checkpoint at ``path`` says about the run it resumes (its config, epochs
+    done, time spent, revisions), or None when there is none or it is unreadable."""
     if not path.is_file():
         return None
     try:
@@ -60,11 +60,8 @@ def read_resume_state(path: Path, config: dict) -> dict[str, Any] | None:
     except Exception as err:  # half-written or foreign: start over
         log.warning("ignoring unreadable checkpoint %s (%s)", path, err)
         return None
-    if saved["config"] != config:
-        log.warning("ignoring checkpoint %s: it belongs to another config", path)
-        return None
-    return {"epochs": len(saved["history"]), "elapsed_s": saved["elapsed_s"],
-            "revisions": saved["revisions"]}
+    return {"config": saved["config"], "epochs": len(saved["history"]),
+            "elapsed_s": saved["elapsed_s"], "revisions": saved["revisions"]}
 
 
 class PeriodicCheckpoint(L.Callback):

@@ -124,7 +124,10 @@ def _checkpointing(cfg: DictConfig, record: dict[str, Any], run_dir: Path | None
                          f"(0 = every epoch) or null (off), got {every_s!r}")
     path = run_dir / CHECKPOINT_NAME
     config = result_config(cfg)
-    state = read_resume_state(path, config) if cfg.get("resume") else None
+    state = read_resume_state(path) if cfg.get("resume") else None
+    if state is not None and comparable(state["config"]) != config:
+        log.warning("ignoring checkpoint %s: it belongs to another config", path)
+        state = None
     started = time.perf_counter() if started is None else started
     if state is None:
         return PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started), None
@@ -184,17 +187,20 @@ def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
         record = read_record(run_dir / RECORD_NAME)
     except (OSError, ValueError):
         return None  # absent, half-written or foreign: run again
-    same = without_neutral_keys(record.get("config") or {}) == result_config(cfg)
+    same = comparable(record.get("config") or {}) == result_config(cfg)
     return record if same and record["status"] in ("ok", "skipped") else None
 
 
-def without_neutral_keys(config: dict) -> dict:
-    return {k: v for k, v in config.items() if k not in RESULT_NEUTRAL_KEYS}
+def comparable(config: dict) -> dict:
+    """A stored config without what cannot change a result: the neutral keys, and an
+    empty ``local`` group (present only on machines with a ``conf/local/default.yaml``)."""
+    return {k: v for k, v in config.items()
+            if k not in RESULT_NEUTRAL_KEYS and not (k == "local" and not v)}
 
 
 def result_config(cfg: DictConfig) -> dict:
     """The part of the config that decides a run's result (what resume compares)."""
-    return without_neutral_keys(OmegaConf.to_container(cfg, resolve=False))
+    return comparable(OmegaConf.to_container(cfg, resolve=False))
 
 
 def run_label(record: dict[str, Any]) -> str:
