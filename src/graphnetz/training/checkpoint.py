@@ -77,8 +77,6 @@ class PeriodicCheckpoint(L.Callback):
     def __init__(self, path: Path, every_s: float, config: dict, revision: str | None,
                  started: float, elapsed_before: float = 0.0,
                  revisions_before: list | None = None) -> None:
-        if every_s < 0:
-            raise ValueError(f"checkpoint_every_s must be >= 0 seconds (or null = off), got {every_s!r}")
         self.path, self.every_s, self.config = Path(path), float(every_s), config
         self.revisions = [*(revisions_before or []), revision]
         self.started, self.elapsed_before = started, elapsed_before
@@ -88,7 +86,7 @@ class PeriodicCheckpoint(L.Callback):
         if trainer.should_stop or time.perf_counter() - self._last_save < self.every_s:
             return  # a stopping run is about to write its record: nothing left to resume
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp = self.path.with_name(self.path.name + ".tmp")  # renamed once complete
         trainer.save_checkpoint(tmp)
         os.replace(tmp, self.path)
         self._last_save = time.perf_counter()
@@ -109,7 +107,8 @@ class PeriodicCheckpoint(L.Callback):
         # after the save, for the epoch this process resumes with (tested bit for bit).
         set_rng_state(saved["rng"])
 
-    def discard(self) -> None:
-        """Remove the checkpoint (the run has its record)."""
-        for stale in (self.path, self.path.with_name(self.path.name + ".tmp")):
-            stale.unlink(missing_ok=True)
+
+def discard_checkpoint(run_dir: Path) -> None:
+    """Remove a run's checkpoint (and a save cut off mid-write): the run has its record."""
+    for name in (CHECKPOINT_NAME, CHECKPOINT_NAME + ".tmp"):
+        (Path(run_dir) / name).unlink(missing_ok=True)

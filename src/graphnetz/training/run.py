@@ -21,7 +21,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.loading import load_dataset
 from graphnetz.models.build import build_model, default_dropout, incompatibility
-from graphnetz.training.checkpoint import CHECKPOINT_NAME, PeriodicCheckpoint, read_resume_state
+from graphnetz.training.checkpoint import (
+    CHECKPOINT_NAME,
+    PeriodicCheckpoint,
+    discard_checkpoint,
+    read_resume_state,
+)
 from graphnetz.training.record import (
     RECORD_NAME,
     SCHEMA_VERSION,
@@ -161,7 +166,7 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
     record["wall_time_s"] = round(before + time.perf_counter() - start, 4)
     if run_dir is not None:
         write_json_atomic(run_dir / RECORD_NAME, record)
-        (run_dir / CHECKPOINT_NAME).unlink(missing_ok=True)  # finished: nothing to resume
+        discard_checkpoint(run_dir)  # finished: nothing to resume
     log.info("%s", summarize(record))
     return record
 
