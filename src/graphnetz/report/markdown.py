@@ -78,7 +78,9 @@ def cost_lines(report: BenchmarkReport) -> list[str]:
         return []
     total_h = cost["total_s"].sum() / 3600
     L = ["## Cost", "",
-         f"Wall time of the analysed runs as recorded (each run's own process): "
+         f"Wall time of the analysed runs as recorded (each run's own processes; a run "
+         f"resumed from a checkpoint counts every segment, not the work lost after its last "
+         f"save): "
          f"{total_h:.2f} h in total over {int(cost['n'].sum())} runs. Seconds per epoch "
          "include the per-epoch evaluation of every split.", ""]  # fmt: skip
     rows = [[r["task"], r["model"], r["n"], f"{r['wall_s']:.1f}", f"{r['epochs']:.0f}",
