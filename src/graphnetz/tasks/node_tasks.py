@@ -89,7 +89,7 @@ class NodeTask(GraphTask):
         return {}
 
     def training_loss(self, data) -> Tensor:
-        # Models flagged ``computes_selected_nodes`` (LANC) return the train rows only
+        # Models flagged ``computes_selected_nodes`` (LANC, H2GCN) return the train rows only
         # instead of computing every node's logits and discarding most of them.
         if getattr(self.model, "computes_selected_nodes", False):
             out = self.model(data.x, data.edge_index, output_nodes=data.train_mask)
