@@ -143,57 +143,6 @@ def test_strict_two_hop_drops_one_hop_pairs_and_self_loops():
     assert _pairs(strict_two_hop(graph, 4)) == {(0, 3), (3, 0), (1, 3), (3, 1)}
 
 
-@pytest.mark.parametrize("num_layers", [1, 2, 3])
-@pytest.mark.parametrize("dense_two_hop", [False, True])
-def test_h2gcn_scores_propagated_after_the_classifier_equal_the_concatenation(
-    num_layers, dense_two_hop
-):
-    """Eval applies the classifier first and propagates C columns: it must give the
-    logits of W · [r0 || r1 || ... || rK] built as the paper writes it."""
-    from graphnetz.models.multilabel.h2gcn import hop_operators
-
-    n = 60
-    g = torch.Generator().manual_seed(num_layers)
-    upper = torch.triu(torch.rand(n, n, generator=g) < (0.3 if dense_two_hop else 0.03), 1)
-    ei = (upper | upper.t()).nonzero().t()
-    x = torch.randn(n, 7, generator=g)
-    model = H2GCN(7, 8, 3, num_layers=num_layers).eval()
-    reps = [F.relu(model.ego(x))]
-    hops = hop_operators(ei, n)
-    for _ in range(num_layers):
-        reps.append(torch.cat([op(reps[-1]) for op in hops], dim=-1))
-    expected = model.classifier(torch.cat(reps, dim=-1))
-    torch.testing.assert_close(model(x, ei), expected, rtol=1e-4, atol=1e-5)
-
-
-@pytest.mark.parametrize("num_layers", [1, 2])
-@pytest.mark.parametrize("dense_two_hop", [False, True])
-def test_h2gcn_on_chosen_rows_equals_the_full_forward_with_the_same_random_draws(
-    num_layers, dense_two_hop
-):
-    n = 60
-    g = torch.Generator().manual_seed(7)
-    upper = torch.triu(torch.rand(n, n, generator=g) < (0.3 if dense_two_hop else 0.03), 1)
-    ei = (upper | upper.t()).nonzero().t()
-    x = torch.randn(n, 7, generator=g)
-    chosen = torch.rand(n, generator=g) < 0.6
-    model = H2GCN(7, 8, 3, num_layers=num_layers, dropout=0.4).train()
-    results = []
-    for output_nodes in (None, chosen, chosen.nonzero().squeeze(1), chosen):  # twice: cached
-        model.zero_grad()
-        torch.manual_seed(2)
-        out = model(x, ei, output_nodes=output_nodes)
-        out = out[chosen] if output_nodes is None else out
-        out.square().sum().backward()
-        results.append((out, [p.grad.clone() for p in model.parameters()], torch.rand(3)))
-    reference, ref_grads, ref_next = results[0]
-    for out, grads, next_draw in results[1:]:
-        torch.testing.assert_close(out, reference)
-        for a, b in zip(grads, ref_grads, strict=True):
-            torch.testing.assert_close(a, b)
-        assert torch.equal(next_draw, ref_next)  # the random stream is where it was
-
-
 # --- GCN-LPA ----------------------------------------------------------------
 
 
