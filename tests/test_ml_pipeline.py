@@ -5,6 +5,7 @@ the report describes the datasets a sweep used."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -143,6 +144,18 @@ def test_each_method_trains_on_a_small_synthetic_graph(make_cfg, model):
     record = run_experiment(cfg)
     check_record(record, "ml_synthetic_a2.06_b0.01/ml_node_cls", n_labels=20)
     assert record["data"]["num_nodes"] == 300
+
+
+@pytest.mark.parametrize("weight_decay, warned", [("5e-4", True), ("0", False)])
+def test_one_hot_ids_with_weight_decay_are_warned_about(make_cfg, mirror, caplog,
+                                                        weight_decay, warned):
+    # BlogCatalog's features are node ids: coupled L2 pins their embedding rows (docs).
+    cfg = make_cfg("experiment=ml_real", "dataset=blogcatalog", "model=gcn", "seed=0",
+                   "trainer.max_epochs=1", "model.hidden_channels=8",
+                   f"task.weight_decay={weight_decay}", mirror=mirror)
+    with caplog.at_level(logging.WARNING, logger="graphnetz"):
+        assert run_experiment(cfg)["status"] == "ok"
+    assert any("one-hot node ids" in r.getMessage() for r in caplog.records) is warned
 
 
 def test_a_real_multirun_writes_one_record_per_job(tmp_path, data_dir):

@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
+from graphnetz.models.features import embedding_decay_warning, is_one_hot_ids
 from graphnetz.models.multilabel import GCNLPA, H2GCN, LANC, SampledSAGE, strict_two_hop
 from graphnetz.models.multilabel._graph import normalize, simple_edges
 from graphnetz.models.multilabel.h2gcn import hop_operators
@@ -120,6 +121,17 @@ def test_sparse_one_hot_features_give_the_dense_identity_logits(cls):
     model.train()
     model(eye.to_sparse(), ei).sum().backward()  # trainable on sparse input
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_one_hot_ids_are_recognised_sparse_or_dense_and_only_they_warn():
+    eye = torch.eye(6)
+    assert is_one_hot_ids(eye) and is_one_hot_ids(eye.to_sparse())
+    for other in (eye * 2, eye[:, :5], torch.ones(6, 6), (eye + torch.diag(torch.ones(5), 1)).to_sparse()):
+        assert not is_one_hot_ids(other)
+    assert "task.weight_decay=0.0005" in embedding_decay_warning(eye.to_sparse(), 5e-4)
+    assert embedding_decay_warning(eye, 0.0) is None
+    assert embedding_decay_warning(torch.rand(6, 3), 5e-4) is None
+    assert embedding_decay_warning(None, 5e-4) is None
 
 
 def test_sage_projects_wide_inputs_before_aggregating_with_the_same_result():

@@ -59,3 +59,31 @@ def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tenso
     shape = [num_rows, *u.shape[1:]]
     noise = u.new_empty([shape[d] for d in order]).permute(*sorted(range(u.dim()), key=order.__getitem__))
     return u * noise.bernoulli_(1 - p)[rows].div_(1 - p)
+
+
+def is_one_hot_ids(x: Tensor) -> bool:
+    """Whether ``x`` is an identity matrix (one-hot node ids), sparse COO or dense."""
+    if x.dim() != 2 or x.size(0) != x.size(1):
+        return False
+    if x.is_sparse:
+        x = x.coalesce()
+        idx = x.indices()
+        return x._nnz() == x.size(0) and bool((idx[0] == idx[1]).all()) and bool((x.values() == 1).all())
+    return bool((x.diagonal() == 1).all()) and int(torch.count_nonzero(x)) == x.size(0)
+
+
+def embedding_decay_warning(x: Tensor | None, weight_decay: float) -> str | None:
+    """A warning when one-hot node ids meet Adam's coupled L2 weight decay, else None.
+
+    On one-hot ids the first layer is a per-node embedding: each row's loss gradient is
+    about 1/N_train of the loss's, far below ``weight_decay * w``, so the decay pins the
+    rows near zero and message-passing models stay at the label prior (measured on
+    BlogCatalog, docs/multilabel.md).
+    """
+    if x is None or weight_decay <= 0 or not is_one_hot_ids(x):
+        return None
+    return (f"node features are one-hot node ids (a learnable per-node embedding) and "
+            f"task.weight_decay={weight_decay:g} is Adam's coupled L2: it outweighs each "
+            f"row's gradient, and models that learn from these embeddings (GCN, GAT, SAGE, "
+            f"H2GCN, GCN-LPA, LANC) can stay at the label prior. task.weight_decay=0 lets "
+            f"them learn (docs/multilabel.md, 'BlogCatalog and weight decay').")

@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.loading import load_dataset
 from graphnetz.models.build import build_model, default_dropout, incompatibility
+from graphnetz.models.features import embedding_decay_warning
 from graphnetz.training.checkpoint import (
     CHECKPOINT_NAME,
     PeriodicCheckpoint,
@@ -103,6 +104,9 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | 
         model.prepare(data.graph, spec.seed)
     module = instantiate(spec.task_cfg, model=model, _convert_="all")
     module.progress_label = run_label(record)
+    warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
+    if warning:
+        log.warning("%s: %s", run_label(record), warning)
     if data.primary_metric is not None:
         module.primary_metric = data.primary_metric
         record["primary_metric"] = data.primary_metric
