@@ -7,7 +7,7 @@ import pytest
 import torch
 from sklearn.metrics import average_precision_score, f1_score, roc_auc_score
 
-from graphnetz.tasks.multilabel_metrics import multilabel_metrics
+from graphnetz.tasks.multilabel_metrics import multilabel_metrics, prior_macro_ap
 
 
 def _random_case(seed: int = 0, n: int = 60, c: int = 6):
@@ -88,3 +88,13 @@ def test_empty_split_does_not_crash():
 def test_shape_mismatch_is_refused_with_shapes_named():
     with pytest.raises(ValueError, match=r"\(5, 3\).*\(5, 4\)"):
         multilabel_metrics(torch.randn(5, 3), torch.zeros(5, 4))
+
+
+def test_prior_macro_ap_is_sklearns_ap_of_a_constant_score():
+    rng = np.random.default_rng(5)
+    y = (rng.random((50, 6)) < [0.05, 0.2, 0.5, 0.9, 0.0, 0.3]).astype(np.float32)
+    kept = [c for c in range(6) if y[:, c].sum() > 0]
+    assert 4 not in kept  # a label without positives is excluded, as in macro_ap
+    expected = np.mean([average_precision_score(y[:, c], np.zeros(50)) for c in kept])
+    assert prior_macro_ap(torch.from_numpy(y)) == pytest.approx(expected)
+    assert math.isnan(prior_macro_ap(torch.zeros(5, 3)))

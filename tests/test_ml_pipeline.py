@@ -16,7 +16,9 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from graphnetz.data.multilabel import load_humloc, load_pcg
 from graphnetz.report.dataset_section import dataset_section, dataset_section_from_run_dirs
+from graphnetz.tasks.multilabel_metrics import prior_macro_ap
 from graphnetz.training.resolve import CONF_DIR, resolve_run
 from graphnetz.training.run import run_experiment
 
@@ -186,7 +188,8 @@ def test_dataset_section_describes_each_multilabel_dataset_once(make_cfg, mirror
     records.append({"task_type": "node_cls", "dataset": "cora", "seed": 0, "config": {}})
     section = dataset_section(records)
     assert section.startswith("## Datasets")
-    rows = [line for line in section.splitlines() if line.startswith("| humloc")]
+    statistics = section.split("Chance level")[0]
+    rows = [line for line in statistics.splitlines() if line.startswith("| humloc")]
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     # HumLoc (MLGNC HumanGo): 3106 proteins, 32 features, 14 locations; 31956 directed
@@ -195,6 +198,10 @@ def test_dataset_section_describes_each_multilabel_dataset_once(make_cfg, mirror
     assert cells[6] == "14"
     assert 0.0 < float(cells[5]) <= 1.0  # label homophily
     assert "cora" not in section
+    # chance level: HumLoc's one predefined split, so every seed gives the same test set
+    data = load_humloc(str(data_dir), mirror)
+    chance = prior_macro_ap(data.y[data.test_mask])
+    assert f"| humloc | 0, 1, 2 | {chance:.4f} |" in section
 
 
 def test_dataset_section_lists_an_unloadable_dataset_instead_of_failing(make_cfg, tmp_path):
@@ -211,6 +218,17 @@ def test_dataset_section_names_the_seed_of_generated_graphs(make_cfg):
     section = dataset_section(records)
     assert "| ml_synthetic_r1.0 | 150 |" in section
     assert "statistics of seed 2" in section
+    assert "| ml_synthetic_r1.0 | 2 | " in section  # its chance level is seed 2's too
+
+
+def test_chance_level_averages_the_test_splits_of_the_runs_seeds(make_cfg, mirror, data_dir):
+    pcg = make_cfg("experiment=ml_real", "dataset=pcg", mirror=mirror)
+    records = [{"task_type": "ml_node_cls", "dataset": "pcg", "seed": s, "config": _plain(pcg)}
+               for s in (0, 4)]  # PCG ships 3 splits: seed 4 uses split 1
+    data = load_pcg(str(data_dir), mirror)
+    expected = [prior_macro_ap(data.y[data.test_mask[:, k]]) for k in (0, 1)]
+    assert expected[0] != expected[1]
+    assert f"| pcg | 0, 4 | {sum(expected) / 2:.4f} |" in dataset_section(records)
 
 
 def test_no_multilabel_runs_give_an_empty_section():

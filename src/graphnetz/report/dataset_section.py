@@ -21,6 +21,8 @@ from omegaconf import OmegaConf
 from graphnetz.analysis import dataset_statistics, statistics_table, table_markdown
 from graphnetz.data.loading import accepts_seed, load_dataset
 from graphnetz.report.records import find_result_files
+from graphnetz.tasks.multilabel_metrics import prior_macro_ap
+from graphnetz.tasks.node_tasks import node_split
 
 TASK_TYPE = "ml_node_cls"
 
@@ -60,6 +62,7 @@ def dataset_rows(
     listed in the notes with the reason, never raised.
     """
     chosen: dict[tuple[str, str], tuple[Any, Mapping[str, Any]]] = {}
+    run_seeds: dict[tuple[str, str], set[int]] = {}
     notes: list[str] = []
     for record in records:
         if record.get("task_type") != TASK_TYPE:
@@ -70,6 +73,8 @@ def dataset_rows(
             notes.append(f"run {record.get('run_dir') or record.get('task')}: "
                          f"no dataset config ({type(err).__name__}: {err})")
             continue
+        if isinstance(record.get("seed"), int):
+            run_seeds.setdefault((name, loader), set()).add(record["seed"])
         previous = chosen.get((name, loader))
         if previous is None or (seed is not None and seed < previous[0]):
             chosen[(name, loader)] = (seed, record)
@@ -83,13 +88,31 @@ def dataset_rows(
         source = mirror if mirror is not None else paths.get("data_mirror")
         try:
             data = _load(json.loads(loader), root, source, seed)
-            rows.append(dataset_statistics(data, label))
+            row = dataset_statistics(data, label)
+            # a generated graph differs per seed: its chance level is that of the seed shown
+            seeds = sorted({seed} if seed is not None else run_seeds.get((name, loader), {0}))
+            row["chance"] = _chance_level(data, seeds, _resolved(record["config"], "dataset.split"))
+            rows.append(row)
         except Exception as err:  # one unavailable dataset must not hide the others
             notes.append(f"{label}: not loaded ({type(err).__name__}: {err})")
             continue
         if seed is not None:
             notes.append(f"{label}: generated per run seed; statistics of seed {seed}")
     return rows, notes
+
+
+def _chance_level(data, seeds: list[int], split: dict | None) -> dict[str, Any]:
+    """Test macro AP of a constant score, mean over the test splits of ``seeds``."""
+    values = [prior_macro_ap(part.y[part.test_mask])
+              for part in (node_split(data, s, split, TASK_TYPE)[0] for s in seeds)]
+    return {"seeds": seeds, "macro_ap": sum(values) / len(values)}
+
+
+def _chance_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| dataset | run seeds | constant-score test macro AP |", "|---|---|---|"]
+    lines += [f"| {r['dataset']} | {', '.join(map(str, r['chance']['seeds']))} | "
+              f"{r['chance']['macro_ap']:.4f} |" for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _load(loader: dict, root, mirror, seed: int | None):
@@ -117,6 +140,10 @@ def dataset_section(
              "of an edge; labels_* are statistics of labels per node.", ""]  # fmt: skip
     if rows:
         lines.append(table_markdown(statistics_table(rows)))
+        lines += ["Chance level of the primary metric: the test macro AP of a constant score "
+                  "(each label's AP is then its positive rate in the test split), mean over "
+                  "the splits of the runs' seeds. A method near it learned nothing about the "
+                  "labels.", "", _chance_table(rows)]
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -92,3 +92,15 @@ def _macro(metric, probs: Tensor, target: Tensor, labels: Tensor) -> float:
     # Per label: torchmetrics' multilabel variants refuse a single label.
     values = [float(metric(probs[:, c], target[:, c])) for c in labels.nonzero().flatten()]
     return sum(values) / len(values) if values else math.nan
+
+
+def prior_macro_ap(target: Tensor) -> float:
+    """Macro AP of a constant score (the label prior): the chance level of ``macro_ap``.
+
+    A constant score gives each label an AP equal to its positive rate, so this is the
+    mean positive rate over the labels with a positive (the exclusion rule above); NaN
+    when no label has one. A model scoring near it ranks nodes no better than chance.
+    """
+    target = target.detach().float()
+    kept = target.sum(0) > 0
+    return float(target.mean(0)[kept].mean()) if bool(kept.any()) else math.nan
