@@ -55,6 +55,8 @@ def dataset_rows(
     """Statistics rows of the datasets used by the ``ml_node_cls`` records, and notes.
 
     One row per (dataset name, loader config); records of other task types are ignored.
+    Each row also has ``chance``: the run seeds and the mean test macro AP of a constant
+    score over their splits.
     ``data_dir`` / ``mirror`` default to each record's ``paths.data_dir`` /
     ``paths.data_mirror`` (relative paths are taken from the current directory).
     A loader that takes a seed (synthetic graphs, resampled per run) is described by its
