@@ -148,13 +148,16 @@ def test_each_method_trains_on_a_small_synthetic_graph(make_cfg, model):
     assert record["data"]["num_nodes"] == 300
 
 
-@pytest.mark.parametrize("weight_decay, warned", [("5e-4", True), ("0", False)])
+@pytest.mark.parametrize("model, weight_decay, warned",
+                         [("gcn", "5e-4", True), ("gcn", "0", False), ("deepwalk", "5e-4", False)])
 def test_one_hot_ids_with_weight_decay_are_warned_about(make_cfg, mirror, caplog,
-                                                        weight_decay, warned):
-    # BlogCatalog's features are node ids: coupled L2 pins their embedding rows (docs).
-    cfg = make_cfg("experiment=ml_real", "dataset=blogcatalog", "model=gcn", "seed=0",
+                                                        model, weight_decay, warned):
+    # BlogCatalog's features are node ids: coupled L2 pins their embedding rows (docs);
+    # DeepWalk ignores node features, so it is not warned about.
+    extra = SMALL_DEEPWALK if model == "deepwalk" else []
+    cfg = make_cfg("experiment=ml_real", "dataset=blogcatalog", f"model={model}", "seed=0",
                    "trainer.max_epochs=1", "model.hidden_channels=8",
-                   f"task.weight_decay={weight_decay}", mirror=mirror)
+                   f"task.weight_decay={weight_decay}", *extra, mirror=mirror)
     with caplog.at_level(logging.WARNING, logger="graphnetz"):
         assert run_experiment(cfg)["status"] == "ok"
     assert any("one-hot node ids" in r.getMessage() for r in caplog.records) is warned

@@ -105,7 +105,7 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | 
     module = instantiate(spec.task_cfg, model=model, _convert_="all")
     module.progress_label = run_label(record)
     warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
-    if warning:
+    if warning and getattr(model, "uses_node_features", True):
         log.warning("%s: %s", run_label(record), warning)
     if data.primary_metric is not None:
         module.primary_metric = data.primary_metric

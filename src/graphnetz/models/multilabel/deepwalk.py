@@ -92,6 +92,7 @@ class DeepWalk(nn.Module):
     """
 
     task_types = frozenset({"ml_node_cls"})
+    uses_node_features = False  # learns from walks on the graph only
 
     def __init__(
         self,
