@@ -68,7 +68,7 @@ def is_one_hot_ids(x: Tensor) -> bool:
     if x.is_sparse:
         x = x.coalesce()
         idx = x.indices()
-        return x._nnz() == x.size(0) and bool((idx[0] == idx[1]).all()) and bool((x.values() == 1).all())
+        return idx.size(1) == x.size(0) and bool((idx[0] == idx[1]).all()) and bool((x.values() == 1).all())
     return bool((x.diagonal() == 1).all()) and int(torch.count_nonzero(x)) == x.size(0)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from omegaconf import OmegaConf
 
 from graphnetz.analysis import dataset_statistics, statistics_table, table_markdown
@@ -111,10 +112,11 @@ def _chance_level(data, seeds: list[int], split: dict | None) -> dict[str, Any]:
 
 
 def _chance_table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| dataset | run seeds | constant-score test macro AP |", "|---|---|---|"]
-    lines += [f"| {r['dataset']} | {', '.join(map(str, r['chance']['seeds']))} | "
-              f"{r['chance']['macro_ap']:.4f} |" for r in rows]
-    return "\n".join(lines) + "\n"
+    table = pd.DataFrame(
+        [(r["dataset"], ", ".join(map(str, r["chance"]["seeds"])), f"{r['chance']['macro_ap']:.4f}")
+         for r in rows],
+        columns=["dataset", "run seeds", "constant-score test macro AP"])
+    return table_markdown(table)
 
 
 def _load(loader: dict, root, mirror, seed: int | None):
