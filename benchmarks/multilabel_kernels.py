@@ -67,6 +67,7 @@ def fwd_bwd(fn: Callable[[], Tensor], leaves: list[Tensor]) -> Callable[[], Tens
         out = fn()
         out.square().mean().backward()
         return out
+
     return step
 
 
@@ -78,7 +79,9 @@ def gcn_case(edge_index: Tensor, n: int, width: int):
         def fn() -> Tensor:
             model.sparse_aggregation = sparse
             return model(x, edge_index)
+
         return fwd_bwd(fn, list(model.parameters()))
+
     return "GCN layer (per-edge scatter -> CSR product)", run(False), run(True)
 
 
@@ -91,8 +94,7 @@ def gat_case(edge_index: Tensor, n: int, width: int):
     for cls in (GATConv, SortedGATConv):
         torch.manual_seed(0)  # same parameters; dropout off so both outputs compare
         layers.append(cls(width, width // heads, heads=heads, dropout=0.0))
-    reference, fast = (fwd_bwd(lambda m=m: m(x, edge_index), list(m.parameters()))
-                       for m in layers)
+    reference, fast = (fwd_bwd(lambda m=m: m(x, edge_index), list(m.parameters())) for m in layers)
     return "GAT layer, 8 heads (per-edge scatter -> sorted CSR)", reference, fast
 
 
@@ -110,8 +112,9 @@ def lanc_case(edge_index: Tensor, n: int, width: int):
     conv = torch.nn.Conv1d(width, width, 3, padding=1)
     h = torch.randn(n, width).requires_grad_()
     stack = neighbour_stack(edge_index, n, 10, torch.Generator().manual_seed(0))
-    reference = fwd_bwd(lambda: conv(h[stack].transpose(1, 2)).transpose(1, 2),
-                        [h, *conv.parameters()])
+    reference = fwd_bwd(
+        lambda: conv(h[stack].transpose(1, 2)).transpose(1, 2), [h, *conv.parameters()]
+    )
     fast = fwd_bwd(lambda: stacked_conv(conv, h, stack), [h, *conv.parameters()])
     return "LANC first convolution (per slot -> per node)", reference, fast
 
@@ -152,6 +155,7 @@ def h2gcn_eval_case(edge_index: Tensor, n: int, width: int):
     @torch.no_grad()
     def fast() -> Tensor:
         return model(x, edge_index)
+
     return "H2GCN evaluation (concatenation -> scores)", reference, fast
 
 
@@ -160,7 +164,9 @@ def main() -> None:
     parser.add_argument("--mirror", default=None, help="use the real BlogCatalog graph")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: torch's)"
+    )
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
@@ -173,11 +179,20 @@ def main() -> None:
     else:
         n = 10_312
         edge_index, where = random_graph(n, 333_983, seed=0), "random, BlogCatalog-sized"
-    print(f"graph: {where}, {n} nodes, {edge_index.size(1)} directed edges; width {args.width}; "
-          f"{torch.get_num_threads()} thread(s); median of {args.repeats}")
+    print(
+        f"graph: {where}, {n} nodes, {edge_index.size(1)} directed edges; width {args.width}; "
+        f"{torch.get_num_threads()} thread(s); median of {args.repeats}"
+    )
     print(f"{'kernel':50s} {'reference s':>12s} {'fast s':>9s} {'ratio':>7s}")
-    for case in (gcn_case, gat_case, weighted_case, lanc_case, lanc_rows_case, h2gcn_rows_case,
-                 h2gcn_eval_case):
+    for case in (
+        gcn_case,
+        gat_case,
+        weighted_case,
+        lanc_case,
+        lanc_rows_case,
+        h2gcn_rows_case,
+        h2gcn_eval_case,
+    ):
         name, reference, fast = case(edge_index, n, args.width)
         torch.manual_seed(0)
         ref_out = reference()

@@ -47,27 +47,45 @@ def plain_pyg_run(data, epochs: int, seed: int) -> float:
         model.eval()
         with torch.no_grad():
             pred = model(data.x, data.edge_index).argmax(-1)
-            history.append([float((pred[m] == data.y[m]).float().mean())
-                            for m in (data.train_mask, data.val_mask, data.test_mask)])
+            history.append(
+                [
+                    float((pred[m] == data.y[m]).float().mean())
+                    for m in (data.train_mask, data.val_mask, data.test_mask)
+                ]
+            )
     return history[-1][2]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mirror", default=None, help="offline data mirror (default: $GRAPHNETZ_DATA_MIRROR)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--mirror", default=None, help="offline data mirror (default: $GRAPHNETZ_DATA_MIRROR)"
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads for both sides (default: torch's choice); "
-                             "1 gives steadier timings on a shared machine")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads for both sides (default: torch's choice); "
+        "1 gives steadier timings on a shared machine",
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
 
     out_dir = tempfile.mkdtemp(prefix="graphnetz-overhead-")
-    overrides = ["dataset=cora", "model=gcn", f"seed={args.seed}", f"trainer.max_epochs={args.epochs}",
-                 "trainer.accelerator=cpu", f"paths.output_dir={out_dir}"]
+    overrides = [
+        "dataset=cora",
+        "model=gcn",
+        f"seed={args.seed}",
+        f"trainer.max_epochs={args.epochs}",
+        "trainer.accelerator=cpu",
+        f"paths.output_dir={out_dir}",
+    ]
     if args.mirror:
         overrides.append(f"paths.data_mirror={args.mirror}")
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
@@ -83,13 +101,18 @@ def main() -> None:
     plain_pyg_run(data, args.epochs, args.seed)
     times: dict[str, list[float]] = {"framework": [], "plain": []}
     for i in range(args.repeats):
-        for name, fn in (("framework", lambda i=i: framework_run(i)),
-                         ("plain", lambda: plain_pyg_run(data, args.epochs, args.seed))):
+        for name, fn in (
+            ("framework", lambda i=i: framework_run(i)),
+            ("plain", lambda: plain_pyg_run(data, args.epochs, args.seed)),
+        ):
             start = time.perf_counter()
             accuracy = fn()
             times[name].append(time.perf_counter() - start)
-            print(f"  repeat {i + 1}/{args.repeats} {name:9s} {times[name][-1]:6.3f} s  "
-                  f"test acc {accuracy:.4f}", flush=True)
+            print(
+                f"  repeat {i + 1}/{args.repeats} {name:9s} {times[name][-1]:6.3f} s  "
+                f"test acc {accuracy:.4f}",
+                flush=True,
+            )
     fw, plain = statistics.median(times["framework"]), statistics.median(times["plain"])
     print(f"median framework run: {fw:.3f} s")
     print(f"median plain PyG run: {plain:.3f} s")

@@ -12,8 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, str(ROOT / "analyze.py"), *map(str, args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(ROOT / "analyze.py"), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_analyze_writes_every_output(tmp_path):
@@ -23,11 +28,21 @@ def test_analyze_writes_every_output(tmp_path):
     res = _run(sweep)
     assert res.returncode == 0, res.stderr
     out = sweep / "report"
-    for name in ["report.md", "report.json", "results.csv", "summary.csv",
-                 "tables/summary.tex", "tables/pairwise.tex", "tables/ranks.tex",
-                 "figures/cd_diagram.png", "figures/cd_diagram.pdf", "figures/dashboard.png",
-                 "figures/task_cora_node_cls.png", "figures/pairwise_cora_node_cls.png",
-                 "figures/seed_advisor.png"]:  # fmt: skip
+    for name in [
+        "report.md",
+        "report.json",
+        "results.csv",
+        "summary.csv",
+        "tables/summary.tex",
+        "tables/pairwise.tex",
+        "tables/ranks.tex",
+        "figures/cd_diagram.png",
+        "figures/cd_diagram.pdf",
+        "figures/dashboard.png",
+        "figures/task_cora_node_cls.png",
+        "figures/pairwise_cora_node_cls.png",
+        "figures/seed_advisor.png",
+    ]:
         assert (out / name).is_file(), name
     assert str(out / "report.md") in res.stdout
     assert "gcn" in res.stdout  # the summary table is printed
@@ -40,8 +55,22 @@ def test_analyze_writes_every_output(tmp_path):
 def test_analyze_from_csv_with_options(tmp_path):
     csv = make_csv(tmp_path / "results.csv")
     out = tmp_path / "out"
-    code = main(["--from-csv", str(csv), "--out", str(out), "--ci", "bootstrap",
-                 "--pairwise", "wilcoxon", "--alpha", "0.1", "--bootstrap-seed", "5"])  # fmt: skip
+    code = main(
+        [
+            "--from-csv",
+            str(csv),
+            "--out",
+            str(out),
+            "--ci",
+            "bootstrap",
+            "--pairwise",
+            "wilcoxon",
+            "--alpha",
+            "0.1",
+            "--bootstrap-seed",
+            "5",
+        ]
+    )
     assert code == 0
     assert "Wilcoxon signed-rank" in (out / "report.md").read_text()
 

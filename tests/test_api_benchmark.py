@@ -52,8 +52,12 @@ def two_blobs(seed: int, n: int = 30) -> Data:
 @pytest.fixture
 def base(data_dir):
     """Overrides every benchmark here uses: shared data dir, few epochs, CPU."""
-    return {"paths.data_dir": str(data_dir), "trainer.max_epochs": 3,
-            "trainer.accelerator": "cpu", "progress": False}
+    return {
+        "paths.data_dir": str(data_dir),
+        "trainer.max_epochs": 3,
+        "trainer.accelerator": "cpu",
+        "progress": False,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +65,19 @@ def karate_benchmark(tmp_path_factory):
     """{"GCN": "gcn", "Mine": MyGNN, "GIN": "gin"} on Karate only, 2 seeds, 3 epochs."""
     out = tmp_path_factory.mktemp("bench")
     karate = [t for t in iter_benchmark_tasks("social") if t.key == "karate/node_cls"]
-    report = run_benchmark("social", {"GCN": "gcn", "Mine": MyGNN, "GIN": "gin"},
-                           seeds=range(2), tasks=karate, out_dir=out, progress=False,
-                           **{"trainer.max_epochs": 3, "trainer.accelerator": "cpu",
-                              "paths.data_dir": str(tmp_path_factory.mktemp("data"))})
+    report = run_benchmark(
+        "social",
+        {"GCN": "gcn", "Mine": MyGNN, "GIN": "gin"},
+        seeds=range(2),
+        tasks=karate,
+        out_dir=out,
+        progress=False,
+        **{
+            "trainer.max_epochs": 3,
+            "trainer.accelerator": "cpu",
+            "paths.data_dir": str(tmp_path_factory.mktemp("data")),
+        },
+    )
     return report, out
 
 
@@ -73,7 +86,9 @@ def test_report_summary_has_one_row_per_compatible_model(karate_benchmark):
     assert isinstance(report, BenchmarkReport)
     summary = report.summary()
     assert list(zip(summary["task"], summary["model"], strict=True)) == [
-        ("karate/node_cls", "GCN"), ("karate/node_cls", "Mine")]
+        ("karate/node_cls", "GCN"),
+        ("karate/node_cls", "Mine"),
+    ]
     assert list(summary["n"]) == [2, 2] and set(summary["metric"]) == {"accuracy"}
 
 
@@ -87,18 +102,27 @@ def test_incompatible_model_is_listed_as_skipped(karate_benchmark):
 def test_records_are_written_per_task_model_seed(karate_benchmark):
     report, out = karate_benchmark
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("result.json"))
-    assert files == [f"karate/node_cls/{m}/seed_{s}/result.json"
-                     for m in ("GCN", "GIN", "Mine") for s in (0, 1)]
+    assert files == [
+        f"karate/node_cls/{m}/seed_{s}/result.json" for m in ("GCN", "GIN", "Mine") for s in (0, 1)
+    ]
     rebuilt = BenchmarkReport.from_run_dirs([out])  # what analyze.py would build
     assert rebuilt.summary()[["task", "model", "mean"]].equals(
-        report.summary()[["task", "model", "mean"]])
+        report.summary()[["task", "model", "mean"]]
+    )
 
 
 def test_a_run_matches_the_same_run_from_train_py(karate_benchmark, make_cfg):
     _, out = karate_benchmark
     api = json.loads((out / "karate/node_cls/GCN/seed_1/result.json").read_text())
-    cli = run_experiment(make_cfg("dataset=karate", "model=gcn", "seed=1",
-                                  "trainer.max_epochs=3", "trainer.accelerator=cpu"))
+    cli = run_experiment(
+        make_cfg(
+            "dataset=karate",
+            "model=gcn",
+            "seed=1",
+            "trainer.max_epochs=3",
+            "trainer.accelerator=cpu",
+        )
+    )
     assert api["history"] == cli["history"] and api["metrics"] == cli["metrics"]
 
 
@@ -141,20 +165,26 @@ def test_registered_task_is_run_by_category_with_decorated_and_inline_models(bas
     register_task("toys", task_from_dataset("blobs", "node_cls", two_blobs(0), split="random"))
     inline = (MyGNN, "node_cls", lambda i, h, o: MyGNN(i, 8, o))
     try:
-        report = run_benchmark("toys", {"Dec": Decorated, "Inline": inline}, seeds=range(2),
-                               **base)
+        report = run_benchmark("toys", {"Dec": Decorated, "Inline": inline}, seeds=range(2), **base)
     finally:
         unregister_task("toys", "blobs")
         unregister_model("Decorated")
     summary = report.summary()
     assert list(zip(summary["task"], summary["model"], strict=True)) == [
-        ("blobs/node_cls", "Dec"), ("blobs/node_cls", "Inline")]
+        ("blobs/node_cls", "Dec"),
+        ("blobs/node_cls", "Inline"),
+    ]
 
 
 def test_model_overrides_reach_user_models(base, tmp_path):
     task = task_from_dataset("blobs", "node_cls", two_blobs(0), split="random")
-    run_benchmark(models={"Mine": MyGNN}, seeds=[0], tasks=[task], out_dir=tmp_path,
-                  **{**base, "model.hidden_channels": 5})
+    run_benchmark(
+        models={"Mine": MyGNN},
+        seeds=[0],
+        tasks=[task],
+        out_dir=tmp_path,
+        **{**base, "model.hidden_channels": 5},
+    )
     record = json.loads((tmp_path / "blobs/node_cls/Mine/seed_0/result.json").read_text())
     assert record["status"] == "ok", record["error"]
     assert record["config"]["model"]["hidden_channels"] == 5
@@ -168,7 +198,9 @@ def test_missing_attribute_of_a_lazily_loaded_dataset_fails_the_run_with_its_nam
     task = task_from_dataset("nomask", "node_cls", no_masks, epochs=3)
     report = run_benchmark(models=["mlp"], seeds=[0], tasks=[task], **base)
     assert [f["model"] for f in report.failed] == ["mlp"]
-    assert "misses attribute(s) ['train_mask', 'val_mask', 'test_mask']" in report.failed[0]["error"]
+    assert (
+        "misses attribute(s) ['train_mask', 'val_mask', 'test_mask']" in report.failed[0]["error"]
+    )
 
 
 def test_a_torch_geometric_dataset_object_is_a_user_dataset(base):

@@ -25,8 +25,11 @@ def test_the_documented_example_runs_as_written(tmp_path, monkeypatch, capsys):
     report = namespace["report"]
     summary = report.summary()
     assert list(zip(summary["task"], summary["model"], strict=True)) == [
-        ("karate/node_cls", "GCN"), ("karate/node_cls", "Mine"),
-        ("communities/node_cls", "GCN"), ("communities/node_cls", "Mine")]
+        ("karate/node_cls", "GCN"),
+        ("karate/node_cls", "Mine"),
+        ("communities/node_cls", "GCN"),
+        ("communities/node_cls", "Mine"),
+    ]
     assert set(summary["n"]) == {2}
     assert [r["model"] for r in report.skipped] == ["GIN"] * 4  # 2 tasks x 2 seeds
     assert len(list((tmp_path / "outputs/api_demo").rglob("result.json"))) == 12
@@ -49,8 +52,13 @@ def test_list_tasks_names_each_primary_metric(capsys):
 
 
 def test_python_m_graphnetz_list_models():
-    done = subprocess.run([sys.executable, "-m", "graphnetz", "list", "models"],
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "graphnetz", "list", "models"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     table = done.stdout.splitlines()
     assert table[0].split() == ["name", "kind", "builds", "task_types"]
     names = [line.split()[0] for line in table[1:]]

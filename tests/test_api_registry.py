@@ -39,8 +39,9 @@ def tiny_graph(masks: bool = True, y: bool = True) -> Data:
 class Encoder(nn.Module):
     """A plain node encoder: forward(x, edge_index) -> [N, out_channels]."""
 
-    def __init__(self, in_channels: int, hidden_channels: int = 8, out_channels: int = 2,
-                 scale: float = 1.0) -> None:
+    def __init__(
+        self, in_channels: int, hidden_channels: int = 8, out_channels: int = 2, scale: float = 1.0
+    ) -> None:
         super().__init__()
         self.lin = nn.Linear(in_channels, out_channels)
 
@@ -53,7 +54,9 @@ def test_a_dataset_config_gives_one_task_per_task_type_default_first():
     karate = [t for t in iter_benchmark_tasks() if t.name == "karate"]
     # conf/dataset/karate.yaml: task_types [node_cls, link_pred], default node_cls, 100 epochs
     assert [(t.task_type, t.epochs, t.category) for t in karate] == [
-        ("node_cls", 100, "social"), ("link_pred", 100, "social")]
+        ("node_cls", 100, "social"),
+        ("link_pred", 100, "social"),
+    ]
     assert karate[0].key == "karate/node_cls"
     assert karate[0].source == {"_target_": "graphnetz.data.pyg.load_karate"}
     assert karate[0].split == {"type": "random", "train": 0.6, "val": 0.2}
@@ -102,7 +105,9 @@ def test_register_then_unregister_leaves_the_catalogue_exactly_as_before():
 def test_unregister_unknown_names_lists_the_registered_ones():
     register_task("toys", task_from_dataset("path6", "node_cls", tiny_graph()))
     try:
-        with pytest.raises(ValueError, match=r"no task 'path7' registered under 'toys'.*\['path6'\]"):
+        with pytest.raises(
+            ValueError, match=r"no task 'path7' registered under 'toys'.*\['path6'\]"
+        ):
             unregister_task("toys", "path7")
         with pytest.raises(ValueError, match=r"unknown registered category 'games'.*'toys'"):
             unregister_task("games", "path6")
@@ -119,7 +124,11 @@ def test_task_from_dataset_keeps_what_it_was_given():
     task = task_from_dataset("path6", "node_cls", tiny_graph(masks=False), epochs=7, split="random")
     assert isinstance(task, BenchmarkTask)
     assert (task.name, task.task_type, task.epochs, task.split) == (
-        "path6", "node_cls", 7, {"type": "random"})
+        "path6",
+        "node_cls",
+        7,
+        {"type": "random"},
+    )
     assert task.key == "path6/node_cls" and task.category == "custom"
 
 
@@ -133,8 +142,11 @@ def test_seed_taking_callables_are_recognised():
 
 # ---------------------------------------------------------------- missing attributes
 def test_node_cls_without_masks_names_them_and_the_random_split():
-    with pytest.raises(ValueError, match=r"'node_cls' misses attribute\(s\) \['train_mask', "
-                                         r"'val_mask', 'test_mask'\].*split='random'"):
+    with pytest.raises(
+        ValueError,
+        match=r"'node_cls' misses attribute\(s\) \['train_mask', "
+        r"'val_mask', 'test_mask'\].*split='random'",
+    ):
         task_from_dataset("path6", "node_cls", tiny_graph(masks=False))
 
 
@@ -177,7 +189,7 @@ def test_decorator_registers_one_or_a_set_of_task_types():
         assert registered_models()["One"].task_types == {"node_cls"}
         assert registered_models()["Two"].task_types == {"node_cls", "link_pred"}
         assert model_spec("Mine", Two).task_types == {"node_cls", "link_pred"}  # found by class
-        assert model_spec("Mine", "One").cls is One                            # found by name
+        assert model_spec("Mine", "One").cls is One  # found by name
     finally:
         unregister_model("One")
         unregister_model("Two")
@@ -198,7 +210,10 @@ def test_an_inline_tuple_builds_through_its_factory():
 
 
 def test_an_undeclared_class_says_how_to_declare_it():
-    with pytest.raises(ValueError, match=r"register_model\(task_type=...\).*task_types.*\(cls, task_type, factory\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"register_model\(task_type=...\).*task_types.*\(cls, task_type, factory\)",
+    ):
         model_spec("E", Encoder)
 
 
@@ -241,9 +256,18 @@ def test_wrap_encoder_gives_each_task_type_its_head():
 # ---------------------------------------------------------------- overrides
 def test_override_values_are_written_in_hydra_grammar():
     assert [hydra_value(v) for v in (None, True, 5, 0.005, "it's", [1, 2], {"type": "random"})] == [
-        "null", "true", "5", "0.005", "'it\\'s'", "[1,2]", "{type:'random'}"]
+        "null",
+        "true",
+        "5",
+        "0.005",
+        "'it\\'s'",
+        "[1,2]",
+        "{type:'random'}",
+    ]
     assert override_strings(["task.lr=0.1"], {"trainer.max_epochs": 3}, None) == [
-        "task.lr=0.1", "trainer.max_epochs=3"]
+        "task.lr=0.1",
+        "trainer.max_epochs=3",
+    ]
 
 
 def test_overrides_owned_by_run_benchmark_are_refused():

@@ -31,17 +31,35 @@ def kill_at(monkeypatch, epoch: int) -> None:
 
 CASES = {
     # dropout, a fresh neighbour stack per step, train rows only
-    "ml_node_cls lanc": ["dataset=ml_synthetic", "dataset.loader.num_nodes=120", "model=lanc",
-                         "model.hidden_channels=8", "task.selection=best_val", "task.patience=100"],
+    "ml_node_cls lanc": [
+        "dataset=ml_synthetic",
+        "dataset.loader.num_nodes=120",
+        "model=lanc",
+        "model.hidden_channels=8",
+        "task.selection=best_val",
+        "task.patience=100",
+    ],
     # neighbour sampling in training
-    "ml_node_cls sage_sampled": ["dataset=ml_synthetic", "dataset.loader.num_nodes=120",
-                                 "model=sage_sampled", "model.hidden_channels=8"],
+    "ml_node_cls sage_sampled": [
+        "dataset=ml_synthetic",
+        "dataset.loader.num_nodes=120",
+        "model=sage_sampled",
+        "model.hidden_channels=8",
+    ],
     # DGI pre-training before epoch 0 must not run again on resume
-    "node_cls gat + DGI": ["dataset=karate", "model=gat", "model.hidden_channels=8",
-                           "task.dgi_pretrain_epochs=3"],
+    "node_cls gat + DGI": [
+        "dataset=karate",
+        "model=gat",
+        "model.hidden_channels=8",
+        "task.dgi_pretrain_epochs=3",
+    ],
     # shuffled mini-batches (a DataLoader iterator per epoch draws from the global RNG)
-    "graph_reg gcn": ["dataset=triangles", "dataset.loader.num_graphs=60", "model=gcn",
-                      "model.hidden_channels=8"],
+    "graph_reg gcn": [
+        "dataset=triangles",
+        "dataset.loader.num_graphs=60",
+        "model=gcn",
+        "model.hidden_channels=8",
+    ],
 }
 
 
@@ -72,8 +90,9 @@ def test_a_run_killed_mid_training_resumes_to_the_uninterrupted_result(
 
 
 def _killed_run(make_cfg, run_dir, monkeypatch, *overrides):
-    cfg = make_cfg("dataset=karate", "trainer.max_epochs=12", "checkpoint_every_s=0",
-                   "resume=true", *overrides)
+    cfg = make_cfg(
+        "dataset=karate", "trainer.max_epochs=12", "checkpoint_every_s=0", "resume=true", *overrides
+    )
     with monkeypatch.context() as patch:
         kill_at(patch, KILL_AT)
         with pytest.raises(Killed):
@@ -83,8 +102,10 @@ def _killed_run(make_cfg, run_dir, monkeypatch, *overrides):
 
 def test_a_checkpoint_of_another_config_is_not_resumed(make_cfg, tmp_path, monkeypatch):
     _killed_run(make_cfg, tmp_path, monkeypatch, "task.lr=0.05")
-    record = run_experiment(make_cfg("dataset=karate", "trainer.max_epochs=12",
-                                     "checkpoint_every_s=0", "resume=true"), tmp_path)
+    record = run_experiment(
+        make_cfg("dataset=karate", "trainer.max_epochs=12", "checkpoint_every_s=0", "resume=true"),
+        tmp_path,
+    )
     assert record["status"] == "ok" and "resumed" not in record
     assert record["epochs_run"] == 12
 
@@ -104,8 +125,9 @@ def test_an_unreadable_checkpoint_is_ignored(make_cfg, tmp_path, monkeypatch):
 
 
 def test_checkpoint_interval_is_checked(make_cfg, tmp_path):
-    record = run_experiment(make_cfg("dataset=karate", "trainer.max_epochs=2",
-                                     "checkpoint_every_s=-5"), tmp_path)
+    record = run_experiment(
+        make_cfg("dataset=karate", "trainer.max_epochs=2", "checkpoint_every_s=-5"), tmp_path
+    )
     assert record["status"] == "failed"
     assert "checkpoint_every_s" in record["reason"] and "-5" in record["reason"]
 

@@ -39,8 +39,13 @@ def test_hidden_layers_need_two_layers():
 
 
 def test_node_classification_with_dgi_pretraining_runs(make_cfg, tmp_path):
-    cfg = make_cfg("dataset=karate", "model=gcn", "task=node_cls", "task.dgi_pretrain_epochs=5",
-                   "trainer.max_epochs=3")
+    cfg = make_cfg(
+        "dataset=karate",
+        "model=gcn",
+        "task=node_cls",
+        "task.dgi_pretrain_epochs=5",
+        "trainer.max_epochs=3",
+    )
     record = run_experiment(cfg, tmp_path)
     assert record["status"] == "ok", record["reason"]
     assert record["config"]["task"]["dgi_pretrain_epochs"] == 5

@@ -30,9 +30,14 @@ def test_graphsage_refuses_sparse_features_naming_the_alternative():
         GraphSAGE(4, 16, 3)(torch.eye(4).to_sparse(), EDGES)
 
 
-@pytest.mark.parametrize("kwargs, bad", [({"num_layers": 0}, "num_layers"),
-                                          ({"dropout": 1.5}, "dropout"),
-                                          ({"hidden_channels": 0}, "hidden_channels")])
+@pytest.mark.parametrize(
+    "kwargs, bad",
+    [
+        ({"num_layers": 0}, "num_layers"),
+        ({"dropout": 1.5}, "dropout"),
+        ({"hidden_channels": 0}, "hidden_channels"),
+    ],
+)
 def test_invalid_hyperparameters_name_the_value(kwargs, bad):
     with pytest.raises(ValueError, match=bad):
         GCN(5, **{"hidden_channels": 16, **kwargs})
@@ -68,8 +73,9 @@ def _assert_same_outputs_and_gradients(build_a, build_b, x, edges, grad_atol=1e-
         assert torch.allclose(a, b, rtol=1e-4, atol=grad_atol)
 
 
-@pytest.mark.parametrize(("cls", "kwargs"), [(GCN, {}), (GraphSAGE, {}),
-                                             (GraphSAGE, {"aggr": "sum"})])
+@pytest.mark.parametrize(
+    ("cls", "kwargs"), [(GCN, {}), (GraphSAGE, {}), (GraphSAGE, {"aggr": "sum"})]
+)
 def test_sparse_aggregation_gives_the_edge_index_values_and_gradients(cls, kwargs):
     """GCN and mean/sum SAGE run on a cached CSR adjacency; a directed simple graph
     must give the per-edge scatter's outputs and gradients, dropout included."""
@@ -111,8 +117,10 @@ def test_sorted_gat_conv_is_pyg_gat_conv_values_gradients_and_dropout(concat, tr
 
     edges = _random_simple_graph(150, 1200, seed=3)
     x = torch.randn(150, 10)
-    builders = [lambda cls=cls: cls(10, 6, heads=4, concat=concat, dropout=0.6).train(training)
-                for cls in (SortedGATConv, GATConv)]
+    builders = [
+        lambda cls=cls: cls(10, 6, heads=4, concat=concat, dropout=0.6).train(training)
+        for cls in (SortedGATConv, GATConv)
+    ]
     _assert_same_outputs_and_gradients(*builders, x, edges, grad_atol=1e-3)
 
 

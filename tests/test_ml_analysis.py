@@ -133,7 +133,14 @@ def test_analyse_dataset_writes_table_and_figures(tmp_path):
     data = Data(x=torch.zeros(5, 2), edge_index=both_directions(PAIRS5), y=Y5)
     row = analyse_dataset(data, "five", tmp_path)
     assert row["label_homophily"] == pytest.approx(0.4)
-    for name in ("statistics.csv", "statistics.md", "ccns.csv", "label_counts.png",
-                 "label_counts.pdf", "ccns.png", "ccns.pdf"):
+    for name in (
+        "statistics.csv",
+        "statistics.md",
+        "ccns.csv",
+        "label_counts.png",
+        "label_counts.pdf",
+        "ccns.png",
+        "ccns.pdf",
+    ):
         assert (tmp_path / name).stat().st_size > 0, name
     assert "| five | 5 | 5 | 2 |" in (tmp_path / "statistics.md").read_text()

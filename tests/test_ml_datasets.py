@@ -37,8 +37,10 @@ def loaded(mirror, tmp_path_factory):
     """Every MLGNC dataset loaded once from the mirror, with the mirror's state around it."""
     root = tmp_path_factory.mktemp("mldata")
     before = snapshot(mirror)
-    data = {name: getattr(multilabel, f"load_{name}")(str(root), mirror=str(mirror))
-            for name in EXPECTED}
+    data = {
+        name: getattr(multilabel, f"load_{name}")(str(root), mirror=str(mirror))
+        for name in EXPECTED
+    }
     return {"root": root, "data": data, "before": before, "after": snapshot(mirror)}
 
 
@@ -137,8 +139,10 @@ def test_missing_split_files_fall_back_to_seeded_random_splits(mirror, tmp_path)
     partial = tmp_path / "mirror"
     (partial / "MLGNC/pcg_removed_isolated_nodes").mkdir(parents=True)
     for f in ("features.csv", "labels.csv", "edges_undir.csv"):
-        os.symlink(mirror / "MLGNC/pcg_removed_isolated_nodes" / f,
-                   partial / "MLGNC/pcg_removed_isolated_nodes" / f)
+        os.symlink(
+            mirror / "MLGNC/pcg_removed_isolated_nodes" / f,
+            partial / "MLGNC/pcg_removed_isolated_nodes" / f,
+        )
     d = multilabel.load_pcg(str(tmp_path / "data"), mirror=str(partial))
     assert d.train_mask.shape == (3233, 3)
     assert d.train_mask.sum(0).tolist() == [round(0.6 * 3233)] * 3
@@ -170,11 +174,23 @@ def test_yelp_offline_is_reported_as_unavailable(monkeypatch, tmp_path):
 
 def test_analysis_cli_writes_statistics_and_figures(mirror, loaded, tmp_path, capsys):
     out = tmp_path / "out"
-    row = analysis_main(["dataset=humloc", f"paths.data_mirror={mirror}",
-                         f"paths.data_dir={loaded['root']}", f"out={out}"])
+    row = analysis_main(
+        [
+            "dataset=humloc",
+            f"paths.data_mirror={mirror}",
+            f"paths.data_dir={loaded['root']}",
+            f"out={out}",
+        ]
+    )
     assert row["nodes"] == 3106 and row["edges"] == loaded["data"]["humloc"].edge_index.size(1) // 2
-    for name in ("statistics.csv", "statistics.md", "label_counts.png", "label_counts.pdf",
-                 "ccns.png", "ccns.pdf"):
+    for name in (
+        "statistics.csv",
+        "statistics.md",
+        "label_counts.png",
+        "label_counts.pdf",
+        "ccns.png",
+        "ccns.pdf",
+    ):
         assert (out / name).is_file(), name
     assert "| humloc | 3106 |" in capsys.readouterr().out
     assert np.loadtxt(out / "ccns.csv", delimiter=",").shape == (14, 14)

@@ -74,15 +74,19 @@ def test_graph_is_undirected_without_self_loops_or_duplicates():
 
 
 def test_larger_alpha_gives_higher_homophily():
-    graphs = [load_ml_synthetic(seed=0, num_nodes=600, alpha=a, b=0.05)
-              for a in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)]
+    graphs = [
+        load_ml_synthetic(seed=0, num_nodes=600, alpha=a, b=0.05)
+        for a in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+    ]
     hs = [label_homophily(g.edge_index, g.y) for g in graphs]
     assert all(x < y for x, y in zip(hs, hs[1:], strict=False)), hs
 
 
 def test_larger_b_gives_more_edges():
-    counts = [load_ml_synthetic(seed=0, num_nodes=600, alpha=4.0, b=b).edge_index.size(1)
-              for b in (0.02, 0.05, 0.1, 0.2)]
+    counts = [
+        load_ml_synthetic(seed=0, num_nodes=600, alpha=4.0, b=b).edge_index.size(1)
+        for b in (0.02, 0.05, 0.1, 0.2)
+    ]
     assert all(x < y for x, y in zip(counts, counts[1:], strict=False)), counts
 
 

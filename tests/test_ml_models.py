@@ -170,8 +170,9 @@ def test_weighted_adjacency_matches_the_per_edge_scatter_and_its_gradients():
     exact gradients for both the edge weights and the features (float64 gradcheck),
     on a directed graph with self-loops and a repeated edge."""
     gen = torch.Generator().manual_seed(0)
-    edges = torch.cat([torch.randint(0, 30, (2, 120), generator=gen),
-                       torch.tensor([[3, 3, 4], [3, 5, 5]])], dim=1)
+    edges = torch.cat(
+        [torch.randint(0, 30, (2, 120), generator=gen), torch.tensor([[3, 3, 4], [3, 5, 5]])], dim=1
+    )
     coef = torch.rand(edges.size(1), dtype=torch.float64, generator=gen, requires_grad=True)
     h = torch.randn(30, 4, dtype=torch.float64, generator=gen, requires_grad=True)
     op = WeightedAdjacency(edges, 30)
@@ -243,7 +244,9 @@ def test_lanc_eval_matches_the_documented_formula(ml_graph):
 
 
 @pytest.mark.parametrize("num_layers", [1, 2, 3])
-def test_lanc_on_chosen_rows_equals_the_full_forward_with_the_same_random_draws(ml_graph, num_layers):
+def test_lanc_on_chosen_rows_equals_the_full_forward_with_the_same_random_draws(
+    ml_graph, num_layers
+):
     """Training on the train rows only must be the full forward restricted to them: same
     stacks, same dropout masks (drawn for every node), same logits and gradients."""
     x, ei = ml_graph.x, ml_graph.edge_index

@@ -85,8 +85,16 @@ def test_command_line_narrows_the_experiment_sweep():
 @pytest.mark.parametrize(
     ("experiment", "key", "values"),
     [
-        ("ml_synthetic_homophily", "dataset.loader.alpha", ["0.374", "1.21", "1.61", "2.06", "10.7"]),
-        ("ml_synthetic_features", "dataset.loader.feature_quality", ["0.0", "0.2", "0.5", "0.8", "1.0"]),
+        (
+            "ml_synthetic_homophily",
+            "dataset.loader.alpha",
+            ["0.374", "1.21", "1.61", "2.06", "10.7"],
+        ),
+        (
+            "ml_synthetic_features",
+            "dataset.loader.feature_quality",
+            ["0.0", "0.2", "0.5", "0.8", "1.0"],
+        ),
     ],
 )
 def test_synthetic_experiments_give_each_level_its_own_task(make_cfg, experiment, key, values):
@@ -129,8 +137,15 @@ def check_record(record: dict, task: str, n_labels: int) -> None:
 @pytest.mark.parametrize("model", METHODS)
 def test_each_method_trains_on_humloc(make_cfg, mirror, tmp_path, model):
     extra = SMALL_DEEPWALK if model == "deepwalk" else []
-    cfg = make_cfg("experiment=ml_real", "dataset=humloc", f"model={model}", "seed=0",
-                   *SMALL, *extra, mirror=mirror)
+    cfg = make_cfg(
+        "experiment=ml_real",
+        "dataset=humloc",
+        f"model={model}",
+        "seed=0",
+        *SMALL,
+        *extra,
+        mirror=mirror,
+    )
     record = run_experiment(cfg, tmp_path)
     check_record(record, "humloc/ml_node_cls", n_labels=14)
     assert json.loads((tmp_path / "result.json").read_text())["metrics"] == record["metrics"]
@@ -141,23 +156,41 @@ def test_each_method_trains_on_humloc(make_cfg, mirror, tmp_path, model):
 @pytest.mark.parametrize("model", METHODS)
 def test_each_method_trains_on_a_small_synthetic_graph(make_cfg, model):
     extra = SMALL_DEEPWALK if model == "deepwalk" else []
-    cfg = make_cfg("experiment=ml_synthetic_homophily", "dataset.loader.alpha=2.06",
-                   "dataset.loader.num_nodes=300", f"model={model}", "seed=1", *SMALL, *extra)
+    cfg = make_cfg(
+        "experiment=ml_synthetic_homophily",
+        "dataset.loader.alpha=2.06",
+        "dataset.loader.num_nodes=300",
+        f"model={model}",
+        "seed=1",
+        *SMALL,
+        *extra,
+    )
     record = run_experiment(cfg)
     check_record(record, "ml_synthetic_a2.06_b0.01/ml_node_cls", n_labels=20)
     assert record["data"]["num_nodes"] == 300
 
 
-@pytest.mark.parametrize("model, weight_decay, warned",
-                         [("gcn", "5e-4", True), ("gcn", "0", False), ("deepwalk", "5e-4", False)])
-def test_one_hot_ids_with_weight_decay_are_warned_about(make_cfg, mirror, caplog,
-                                                        model, weight_decay, warned):
+@pytest.mark.parametrize(
+    "model, weight_decay, warned",
+    [("gcn", "5e-4", True), ("gcn", "0", False), ("deepwalk", "5e-4", False)],
+)
+def test_one_hot_ids_with_weight_decay_are_warned_about(
+    make_cfg, mirror, caplog, model, weight_decay, warned
+):
     # BlogCatalog's features are node ids: coupled L2 pins their embedding rows (docs);
     # DeepWalk ignores node features, so it is not warned about.
     extra = SMALL_DEEPWALK if model == "deepwalk" else []
-    cfg = make_cfg("experiment=ml_real", "dataset=blogcatalog", f"model={model}", "seed=0",
-                   "trainer.max_epochs=1", "model.hidden_channels=8",
-                   f"task.weight_decay={weight_decay}", *extra, mirror=mirror)
+    cfg = make_cfg(
+        "experiment=ml_real",
+        "dataset=blogcatalog",
+        f"model={model}",
+        "seed=0",
+        "trainer.max_epochs=1",
+        "model.hidden_channels=8",
+        f"task.weight_decay={weight_decay}",
+        *extra,
+        mirror=mirror,
+    )
     with caplog.at_level(logging.WARNING, logger="graphnetz"):
         assert run_experiment(cfg)["status"] == "ok"
     assert any("one-hot node ids" in r.getMessage() for r in caplog.records) is warned
@@ -166,10 +199,20 @@ def test_one_hot_ids_with_weight_decay_are_warned_about(make_cfg, mirror, caplog
 def test_a_real_multirun_writes_one_record_per_job(tmp_path, data_dir):
     """``train.py -m experiment=...`` as a user types it, shrunk to 2 tiny jobs."""
     out = tmp_path / "out"
-    cmd = [sys.executable, "train.py", "-m", "experiment=ml_synthetic_features",
-           "model=h2gcn", "dataset.loader.feature_quality=0.0,1.0", "seed=0",
-           "dataset.loader.num_nodes=200", "trainer.max_epochs=2", "model.hidden_channels=8",
-           f"paths.output_dir={out}", f"paths.data_dir={data_dir}"]
+    cmd = [
+        sys.executable,
+        "train.py",
+        "-m",
+        "experiment=ml_synthetic_features",
+        "model=h2gcn",
+        "dataset.loader.feature_quality=0.0,1.0",
+        "seed=0",
+        "dataset.loader.num_nodes=200",
+        "trainer.max_epochs=2",
+        "model.hidden_channels=8",
+        f"paths.output_dir={out}",
+        f"paths.data_dir={data_dir}",
+    ]
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     records = [json.loads(p.read_text()) for p in sorted(out.rglob("result.json"))]
@@ -216,8 +259,15 @@ def test_dataset_section_lists_an_unloadable_dataset_instead_of_failing(make_cfg
 
 def test_dataset_section_names_the_seed_of_generated_graphs(make_cfg):
     cfg = make_cfg("experiment=ml_synthetic_features", "dataset.loader.num_nodes=150")
-    records = [{"task_type": "ml_node_cls", "dataset": "ml_synthetic_r1.0", "seed": s,
-                "config": _plain(cfg)} for s in (3, 2)]
+    records = [
+        {
+            "task_type": "ml_node_cls",
+            "dataset": "ml_synthetic_r1.0",
+            "seed": s,
+            "config": _plain(cfg),
+        }
+        for s in (3, 2)
+    ]
     section = dataset_section(records)
     assert "| ml_synthetic_r1.0 | 150 |" in section
     assert "statistics of seed 2" in section
@@ -226,8 +276,10 @@ def test_dataset_section_names_the_seed_of_generated_graphs(make_cfg):
 
 def test_chance_level_averages_the_test_splits_of_the_runs_seeds(make_cfg, mirror, data_dir):
     pcg = make_cfg("experiment=ml_real", "dataset=pcg", mirror=mirror)
-    records = [{"task_type": "ml_node_cls", "dataset": "pcg", "seed": s, "config": _plain(pcg)}
-               for s in (0, 4)]  # PCG ships 3 splits: seed 4 uses split 1
+    records = [
+        {"task_type": "ml_node_cls", "dataset": "pcg", "seed": s, "config": _plain(pcg)}
+        for s in (0, 4)
+    ]  # PCG ships 3 splits: seed 4 uses split 1
     data = load_pcg(str(data_dir), mirror)
     expected = [prior_macro_ap(data.y[data.test_mask[:, k]]) for k in (0, 1)]
     assert expected[0] != expected[1]

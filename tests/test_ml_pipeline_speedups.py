@@ -126,7 +126,12 @@ def test_sparse_one_hot_features_give_the_dense_identity_logits(cls):
 def test_one_hot_ids_are_recognised_sparse_or_dense_and_only_they_warn():
     eye = torch.eye(6)
     assert is_one_hot_ids(eye) and is_one_hot_ids(eye.to_sparse())
-    for other in (eye * 2, eye[:, :5], torch.ones(6, 6), (eye + torch.diag(torch.ones(5), 1)).to_sparse()):
+    for other in (
+        eye * 2,
+        eye[:, :5],
+        torch.ones(6, 6),
+        (eye + torch.diag(torch.ones(5), 1)).to_sparse(),
+    ):
         assert not is_one_hot_ids(other)
     assert "task.weight_decay=0.0005" in embedding_decay_warning(eye.to_sparse(), 5e-4)
     assert embedding_decay_warning(eye, 0.0) is None

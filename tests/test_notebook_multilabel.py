@@ -16,8 +16,12 @@ def test_notebook_executes_on_small_inputs(mirror, tmp_path, monkeypatch):
     monkeypatch.setenv("GRAPHNETZ_NB_DATASETS", "humloc")
     monkeypatch.setenv("GRAPHNETZ_NB_SYN_NODES", "300")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=60, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    ).execute()
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)

@@ -20,7 +20,11 @@ def test_gcn_on_karate_writes_a_complete_ok_record(make_cfg, tmp_path):
     assert len(on_disk["history"]) == 5 and on_disk["selected_epoch"] == 4
     assert {"train_loss", "val_accuracy", "test_accuracy"} <= set(on_disk["history"][0])
     assert on_disk["config"]["model"]["hidden_channels"] == 64
-    assert on_disk["versions"]["torch"] and on_disk["versions"]["graphnetz_revision"] and on_disk["wall_time_s"] > 0
+    assert (
+        on_disk["versions"]["torch"]
+        and on_disk["versions"]["graphnetz_revision"]
+        and on_disk["wall_time_s"] > 0
+    )
     assert record["metrics"] == on_disk["metrics"]
     assert not list((tmp_path / "run").glob("*.tmp"))  # nothing half-written left behind
 
@@ -47,8 +51,9 @@ def test_different_seeds_give_different_metrics(make_cfg):
 
 
 def test_hyperparameter_overrides_reach_the_model_and_optimiser(make_cfg):
-    record = run_experiment(make_cfg("model.hidden_channels=8", "task.lr=0.005",
-                                     "trainer.max_epochs=2"))
+    record = run_experiment(
+        make_cfg("model.hidden_channels=8", "task.lr=0.005", "trainer.max_epochs=2")
+    )
     assert record["status"] == "ok"
     assert record["config"]["model"]["hidden_channels"] == 8
     assert record["config"]["task"]["lr"] == 0.005
@@ -100,10 +105,12 @@ def test_missing_dataset_error_names_dataset_and_paths(tmp_path):
     assert "PubMed" in message and str(empty) in message and "data_mirror" in message
 
 
-@pytest.mark.parametrize("dataset, task_type, expected", [("karate", "node_cls", 0.5),
-                                                          ("triangles", "graph_reg", 0.0)])
-def test_null_dropout_takes_the_task_types_default_and_is_recorded(make_cfg, dataset, task_type,
-                                                                   expected):
+@pytest.mark.parametrize(
+    "dataset, task_type, expected", [("karate", "node_cls", 0.5), ("triangles", "graph_reg", 0.0)]
+)
+def test_null_dropout_takes_the_task_types_default_and_is_recorded(
+    make_cfg, dataset, task_type, expected
+):
     cfg = make_cfg(f"dataset={dataset}", "model=gcn", "trainer.max_epochs=1")
     assert cfg.model.dropout is None
     record = run_experiment(cfg)
@@ -119,15 +126,17 @@ def test_explicit_dropout_wins(make_cfg):
 
 
 def test_task_specific_keys_work_with_the_automatic_task(make_cfg):
-    record = run_experiment(make_cfg("dataset=triangles", "task.batch_size=8",
-                                     "trainer.max_epochs=1"))
+    record = run_experiment(
+        make_cfg("dataset=triangles", "task.batch_size=8", "trainer.max_epochs=1")
+    )
     assert record["status"] == "ok", record["error"]
     assert record["task_type"] == "graph_reg"
 
 
 def test_a_key_the_resolved_task_lacks_is_refused_by_name(make_cfg):
-    record = run_experiment(make_cfg("dataset=karate", "task.rank_sample=10",
-                                     "trainer.max_epochs=1"))
+    record = run_experiment(
+        make_cfg("dataset=karate", "task.rank_sample=10", "trainer.max_epochs=1")
+    )
     assert record["status"] == "failed"
     assert "rank_sample" in record["reason"] and "node_cls" in record["reason"]
 

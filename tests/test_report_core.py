@@ -91,10 +91,26 @@ def test_truncated_and_garbage_result_files_are_listed_not_fatal(tmp_path):
 
 def test_skipped_and_failed_runs_are_listed_with_reasons():
     recs = make_records()
-    recs.append({"schema_version": 1, "status": "skipped", "reason": "gin is graph-level only",
-                 "task": "cora/node_cls", "model": "gin", "seed": 0})  # fmt: skip
-    recs.append({"schema_version": 1, "status": "failed", "error": "Traceback...\nCUDA OOM",
-                 "task": "cora/node_cls", "model": "gt", "seed": 0})  # fmt: skip
+    recs.append(
+        {
+            "schema_version": 1,
+            "status": "skipped",
+            "reason": "gin is graph-level only",
+            "task": "cora/node_cls",
+            "model": "gin",
+            "seed": 0,
+        }
+    )
+    recs.append(
+        {
+            "schema_version": 1,
+            "status": "failed",
+            "error": "Traceback...\nCUDA OOM",
+            "task": "cora/node_cls",
+            "model": "gt",
+            "seed": 0,
+        }
+    )
     report = BenchmarkReport.from_records(recs)
     assert report.skipped[0]["reason"] == "gin is graph-level only"
     assert "CUDA OOM" in report.failed[0]["error"]
@@ -222,9 +238,18 @@ def test_a_negligible_gap_reads_as_more_than_the_seed_cap_not_a_crash(tmp_path):
     records = []
     for model, shift in (("a", 0.0), ("b", 1e-6)):
         for seed, v in enumerate(base + shift + np.array([0.0, 0.03, -0.03]) * (model == "b")):
-            records.append({"status": "ok", "task": "t/node_cls", "dataset": "t", "model": model,
-                            "seed": seed, "primary_metric": "accuracy", "direction": "max",
-                            "metrics": {"test": {"accuracy": float(v)}}})
+            records.append(
+                {
+                    "status": "ok",
+                    "task": "t/node_cls",
+                    "dataset": "t",
+                    "model": model,
+                    "seed": seed,
+                    "primary_metric": "accuracy",
+                    "direction": "max",
+                    "metrics": {"test": {"accuracy": float(v)}},
+                }
+            )
     report = BenchmarkReport.from_records(records)
     assert np.isinf(report.power()["seeds_needed"]).all()
     report.write(tmp_path / "out")
@@ -264,9 +289,18 @@ def test_run_dirs_are_read_in_job_number_order(tmp_path):
         run.mkdir()
         for seed in (0, 1):
             (run / f"s{seed}").mkdir()
-            (run / f"s{seed}" / "result.json").write_text(json.dumps({
-                "status": "ok", "task": "t/node_cls", "model": model, "seed": seed,
-                "primary_metric": "accuracy", "direction": "max",
-                "metrics": {"test": {"accuracy": 0.5 + 0.1 * seed}}}))
+            (run / f"s{seed}" / "result.json").write_text(
+                json.dumps(
+                    {
+                        "status": "ok",
+                        "task": "t/node_cls",
+                        "model": model,
+                        "seed": seed,
+                        "primary_metric": "accuracy",
+                        "direction": "max",
+                        "metrics": {"test": {"accuracy": 0.5 + 0.1 * seed}},
+                    }
+                )
+            )
     summary = BenchmarkReport.from_run_dirs([tmp_path]).summary()
     assert list(summary["model"]) == ["c_first", "b_second", "a_third"]

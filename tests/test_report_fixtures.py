@@ -23,16 +23,33 @@ def make_records():
     for (task, metric, direction), models in VALUES.items():
         for model, values in models.items():
             for seed, v in enumerate(values):
-                records.append({
-                    "schema_version": 1, "status": "ok", "reason": None, "error": None,
-                    "task": task, "dataset": task.split("/")[0], "category": "test",
-                    "task_type": task.split("/")[1], "model": model, "seed": seed,
-                    "primary_metric": metric, "direction": direction,
-                    "metrics": {"train": {metric: v, "loss": 0.1},
-                                "val": {metric: v + 0.01}, "test": {metric: v}},
-                    "selection": "final", "selected_epoch": 9, "history": [],
-                    "wall_time_s": 1.0, "config": {}, "versions": {"torch": "2.13.0"},
-                })  # fmt: skip
+                records.append(
+                    {
+                        "schema_version": 1,
+                        "status": "ok",
+                        "reason": None,
+                        "error": None,
+                        "task": task,
+                        "dataset": task.split("/")[0],
+                        "category": "test",
+                        "task_type": task.split("/")[1],
+                        "model": model,
+                        "seed": seed,
+                        "primary_metric": metric,
+                        "direction": direction,
+                        "metrics": {
+                            "train": {metric: v, "loss": 0.1},
+                            "val": {metric: v + 0.01},
+                            "test": {metric: v},
+                        },
+                        "selection": "final",
+                        "selected_epoch": 9,
+                        "history": [],
+                        "wall_time_s": 1.0,
+                        "config": {},
+                        "versions": {"torch": "2.13.0"},
+                    }
+                )
     return records
 
 

@@ -24,11 +24,20 @@ def test_write_produces_every_file(tmp_path):
     report = BenchmarkReport.from_records(make_records())
     md = report.write(tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
-    for expected in ["report.md", "report.json", "results.csv", "summary.csv",
-                     "tables/summary.tex", "tables/pairwise.tex", "figures/cd_diagram.png",
-                     "figures/cd_diagram.pdf", "figures/dashboard.png",
-                     "figures/task_cora_node_cls.png", "figures/pairwise_zinc_graph_reg.pdf",
-                     "figures/seed_advisor.png"]:  # fmt: skip
+    for expected in [
+        "report.md",
+        "report.json",
+        "results.csv",
+        "summary.csv",
+        "tables/summary.tex",
+        "tables/pairwise.tex",
+        "figures/cd_diagram.png",
+        "figures/cd_diagram.pdf",
+        "figures/dashboard.png",
+        "figures/task_cora_node_cls.png",
+        "figures/pairwise_zinc_graph_reg.pdf",
+        "figures/seed_advisor.png",
+    ]:
         assert expected in names
     assert not [n for n in names if n.endswith(".tmp")]
     text = md.read_text()

@@ -10,9 +10,13 @@ from graphnetz.tasks.node_tasks import NodeClassificationTask
 from graphnetz.tasks.selection import select_epoch
 from graphnetz.training.run import run_experiment
 
-HISTORY = [{"val_accuracy": 0.50, "val_mae": 3.0}, {"val_accuracy": 0.80, "val_mae": 1.0},
-           {"val_accuracy": 0.80, "val_mae": 2.0}, {"val_accuracy": float("nan"), "val_mae": 0.5},
-           {"val_accuracy": 0.70, "val_mae": 4.0}]
+HISTORY = [
+    {"val_accuracy": 0.50, "val_mae": 3.0},
+    {"val_accuracy": 0.80, "val_mae": 1.0},
+    {"val_accuracy": 0.80, "val_mae": 2.0},
+    {"val_accuracy": float("nan"), "val_mae": 0.5},
+    {"val_accuracy": 0.70, "val_mae": 4.0},
+]
 
 
 def test_best_val_picks_the_earliest_best_epoch_and_ignores_nan():
@@ -32,8 +36,15 @@ def test_best_val_is_refused_when_the_reported_split_is_validation():
 
 def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_path):
     torch.set_num_threads(1)
-    cfg = make_cfg("dataset=karate", "model=gcn", "task=node_cls", "task.selection=best_val",
-                   "task.patience=3", "trainer.max_epochs=300", "task.lr=0.05")
+    cfg = make_cfg(
+        "dataset=karate",
+        "model=gcn",
+        "task=node_cls",
+        "task.selection=best_val",
+        "task.patience=3",
+        "trainer.max_epochs=300",
+        "task.lr=0.05",
+    )
     record = run_experiment(cfg, tmp_path)
     assert record["status"] == "ok", record["reason"]
     assert record["epochs_run"] < 300

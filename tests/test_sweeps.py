@@ -11,8 +11,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 def records(sweep: Path) -> list[dict]:
@@ -21,12 +22,25 @@ def records(sweep: Path) -> list[dict]:
 
 def test_multirun_then_analyze(tmp_path, data_dir):
     sweep = tmp_path / "sweep"
-    proc = run_cli("train.py", "-m", "model=gcn,mlp", "seed=0,1", "dataset=karate",
-                   "trainer.max_epochs=5", f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    proc = run_cli(
+        "train.py",
+        "-m",
+        "model=gcn,mlp",
+        "seed=0,1",
+        "dataset=karate",
+        "trainer.max_epochs=5",
+        f"hydra.sweep.dir={sweep}",
+        f"paths.data_dir={data_dir}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = records(sweep)
     assert len(found) == 4 and {r["status"] for r in found} == {"ok"}
-    assert {(r["model"], r["seed"]) for r in found} == {("gcn", 0), ("gcn", 1), ("mlp", 0), ("mlp", 1)}
+    assert {(r["model"], r["seed"]) for r in found} == {
+        ("gcn", 0),
+        ("gcn", 1),
+        ("mlp", 0),
+        ("mlp", 1),
+    }
     assert len({r["run_dir"] for r in found}) == 4  # one directory per job
 
     proc = run_cli("analyze.py", str(sweep))
@@ -40,8 +54,15 @@ def test_multirun_then_analyze(tmp_path, data_dir):
 
 def test_a_failing_run_does_not_stop_the_sweep(tmp_path, data_dir):
     sweep = tmp_path / "sweep"
-    proc = run_cli("train.py", "-m", "model.num_layers=0,2", "dataset=karate",
-                   "trainer.max_epochs=2", f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    proc = run_cli(
+        "train.py",
+        "-m",
+        "model.num_layers=0,2",
+        "dataset=karate",
+        "trainer.max_epochs=2",
+        f"hydra.sweep.dir={sweep}",
+        f"paths.data_dir={data_dir}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     statuses = sorted(r["status"] for r in records(sweep))
     assert statuses == ["failed", "ok"]
@@ -71,8 +92,15 @@ def test_unknown_dataset_lists_valid_choices(tmp_path):
 
 def test_truncated_record_does_not_crash_analyze(tmp_path, data_dir):
     sweep = tmp_path / "sweep"
-    proc = run_cli("train.py", "-m", "seed=0,1,2", "dataset=karate", "trainer.max_epochs=2",
-                   f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    proc = run_cli(
+        "train.py",
+        "-m",
+        "seed=0,1,2",
+        "dataset=karate",
+        "trainer.max_epochs=2",
+        f"hydra.sweep.dir={sweep}",
+        f"paths.data_dir={data_dir}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     victim = sweep / "0_karate_gcn_s0" / "result.json"
     victim.write_text(victim.read_text()[:200])  # a half-written file from a killed job
@@ -89,19 +117,35 @@ def test_real_sweep_gives_the_full_report(tmp_path, data_dir, mirror):
     from graphnetz.report import BenchmarkReport
 
     sweep = tmp_path / "sweep"
-    proc = run_cli("train.py", "-m", "dataset=karate,cora", "model=gcn,sage,mlp", "seed=range(5)",
-                   "trainer.max_epochs=3", f"hydra.sweep.dir={sweep}",
-                   f"paths.data_dir={data_dir}", f"paths.data_mirror={mirror}")
+    proc = run_cli(
+        "train.py",
+        "-m",
+        "dataset=karate,cora",
+        "model=gcn,sage,mlp",
+        "seed=range(5)",
+        "trainer.max_epochs=3",
+        f"hydra.sweep.dir={sweep}",
+        f"paths.data_dir={data_dir}",
+        f"paths.data_mirror={mirror}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(records(sweep)) == 30
 
     proc = run_cli("analyze.py", str(sweep), "--pairwise", "wilcoxon")
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = sweep / "report"
-    for name in ("report.md", "report.json", "results.csv", "summary.csv",
-                 "tables/summary.tex", "tables/pairwise.tex",
-                 "figures/cd_diagram.png", "figures/cd_diagram.pdf",
-                 "figures/dashboard.png", "figures/dashboard.pdf"):
+    for name in (
+        "report.md",
+        "report.json",
+        "results.csv",
+        "summary.csv",
+        "tables/summary.tex",
+        "tables/pairwise.tex",
+        "figures/cd_diagram.png",
+        "figures/cd_diagram.pdf",
+        "figures/dashboard.png",
+        "figures/dashboard.pdf",
+    ):
         assert (out / name).is_file(), name
     assert "Friedman" in (out / "report.md").read_text()
 
@@ -116,8 +160,15 @@ def test_real_sweep_gives_the_full_report(tmp_path, data_dir, mirror):
 
 def test_resume_skips_complete_runs_and_reruns_the_rest(tmp_path, data_dir):
     sweep = tmp_path / "sweep"
-    args = ("train.py", "-m", "seed=0,1", "dataset=karate", "trainer.max_epochs=2",
-            f"hydra.sweep.dir={sweep}", f"paths.data_dir={data_dir}")
+    args = (
+        "train.py",
+        "-m",
+        "seed=0,1",
+        "dataset=karate",
+        "trainer.max_epochs=2",
+        f"hydra.sweep.dir={sweep}",
+        f"paths.data_dir={data_dir}",
+    )
     assert run_cli(*args).returncode == 0  # a plain sweep, later resumed
     kept = sweep / "0_karate_gcn_s0" / "result.json"
     redo = sweep / "1_karate_gcn_s1" / "result.json"

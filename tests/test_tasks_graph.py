@@ -26,8 +26,10 @@ def test_mutag_gin_defaults_beat_majority_class_over_three_seeds(make_cfg, mirro
     # MUTAG's majority class is 125/188 = 0.665; GIN should clear 0.70 on average
     accs = []
     for seed in range(3):
-        record = run_experiment(make_cfg("dataset=mutag", "model=gin", f"seed={seed}", mirror=mirror),
-                                tmp_path / str(seed))
+        record = run_experiment(
+            make_cfg("dataset=mutag", "model=gin", f"seed={seed}", mirror=mirror),
+            tmp_path / str(seed),
+        )
         assert record["status"] == "ok", record["reason"]
         assert record["epochs_run"] == 40  # the dataset's default epochs for graph_cls
         assert (record["task_type"], record["category"]) == ("graph_cls", "biology")
@@ -40,8 +42,9 @@ def test_mutag_gin_defaults_beat_majority_class_over_three_seeds(make_cfg, mirro
 
 
 def test_graph_regression_records_mae_to_minimise(make_cfg, tmp_path):
-    cfg = make_cfg("dataset=triangles", "model=gcn", "trainer.max_epochs=3",
-                   "dataset.loader.num_graphs=60")
+    cfg = make_cfg(
+        "dataset=triangles", "model=gcn", "trainer.max_epochs=3", "dataset.loader.num_graphs=60"
+    )
     record = run_experiment(cfg, tmp_path)
     assert record["status"] == "ok", record["reason"]
     assert (record["primary_metric"], record["direction"]) == ("mae", "min")
@@ -60,8 +63,12 @@ def test_triangle_target_counts_triangles():
 
 
 def test_seeded_graph_split_is_80_10_10_and_reproducible():
-    graphs = [Data(x=torch.ones(1, 1), edge_index=torch.empty(2, 0, dtype=torch.long), y=torch.tensor([i]))
-              for i in range(50)]
+    graphs = [
+        Data(
+            x=torch.ones(1, 1), edge_index=torch.empty(2, 0, dtype=torch.long), y=torch.tensor([i])
+        )
+        for i in range(50)
+    ]
     parts, _ = graph_split(graphs, seed=3, split=None)
     again, _ = graph_split(graphs, seed=3, split=None)
     assert [len(parts[s]) for s in ("train", "val", "test")] == [40, 5, 5]
@@ -77,11 +84,15 @@ def test_graph_cls_without_labels_names_the_missing_attribute():
 
 
 def test_gin_is_skipped_on_node_classification_and_gcn_trains(make_cfg, mirror, tmp_path):
-    skipped = run_experiment(make_cfg("dataset=cora", "model=gin", "trainer.max_epochs=3",
-                                      mirror=mirror), tmp_path / "gin")
+    skipped = run_experiment(
+        make_cfg("dataset=cora", "model=gin", "trainer.max_epochs=3", mirror=mirror),
+        tmp_path / "gin",
+    )
     assert skipped["status"] == "skipped"
     assert "does not support task type 'node_cls'" in skipped["reason"]
     assert skipped["history"] == [] and skipped["metrics"] == {}
-    trained = run_experiment(make_cfg("dataset=cora", "model=gcn", "trainer.max_epochs=3",
-                                      mirror=mirror), tmp_path / "gcn")
+    trained = run_experiment(
+        make_cfg("dataset=cora", "model=gcn", "trainer.max_epochs=3", mirror=mirror),
+        tmp_path / "gcn",
+    )
     assert trained["status"] == "ok" and trained["epochs_run"] == 3

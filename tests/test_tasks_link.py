@@ -29,10 +29,18 @@ def positives(graph, split):
 def test_cora_link_prediction_gcn_auc_above_080(make_cfg, mirror, tmp_path):
     from graphnetz.training.run import run_experiment
 
-    record = run_experiment(make_cfg("dataset=cora", "task=link_pred", "model=gcn",
-                                     "trainer.max_epochs=60", mirror=mirror), tmp_path)
+    record = run_experiment(
+        make_cfg(
+            "dataset=cora", "task=link_pred", "model=gcn", "trainer.max_epochs=60", mirror=mirror
+        ),
+        tmp_path,
+    )
     assert record["status"] == "ok", record["reason"]
-    assert (record["task_type"], record["primary_metric"], record["direction"]) == ("link_pred", "auc", "max")
+    assert (record["task_type"], record["primary_metric"], record["direction"]) == (
+        "link_pred",
+        "auc",
+        "max",
+    )
     assert {"auc", "ap"} <= set(record["metrics"]["test"])
     assert record["metrics"]["test"]["auc"] > 0.80
 
@@ -92,8 +100,15 @@ def test_ranking_metrics_by_hand():
 def test_relational_link_prediction_on_wn18rr(make_cfg, mirror, tmp_path):
     from graphnetz.training.run import run_experiment
 
-    cfg = make_cfg("dataset=wn18rr", "task=link_pred", "model=gcn", "trainer.max_epochs=2",
-                   "task.rank_sample=100", "model.num_layers=1", mirror=mirror)
+    cfg = make_cfg(
+        "dataset=wn18rr",
+        "task=link_pred",
+        "model=gcn",
+        "trainer.max_epochs=2",
+        "task.rank_sample=100",
+        "model.num_layers=1",
+        mirror=mirror,
+    )
     record = run_experiment(cfg, tmp_path)
     assert record["status"] == "ok", record["reason"]
     assert (record["category"], record["primary_metric"]) == ("knowledge", "mrr")

@@ -32,4 +32,6 @@ def write_text(path: str | Path, text: str) -> Path:
 def save_figure(fig, path: str | Path) -> Path:
     """Atomically save a matplotlib figure; the format comes from the path's suffix."""
     fmt = Path(path).suffix.lstrip(".")
-    return write_atomic(path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=200), "wb")
+    return write_atomic(
+        path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=200), "wb"
+    )

@@ -23,8 +23,11 @@ CONF_ENV = "GRAPHNETZ_CONF_DIR"
 
 def find_conf_dir() -> Path:
     """``$GRAPHNETZ_CONF_DIR``, else ``./conf``, else the repository's ``conf/``."""
-    candidates = [os.environ.get(CONF_ENV), Path.cwd() / "conf",
-                  Path(__file__).resolve().parents[3] / "conf"]
+    candidates = [
+        os.environ.get(CONF_ENV),
+        Path.cwd() / "conf",
+        Path(__file__).resolve().parents[3] / "conf",
+    ]
     for c in candidates:
         if c and (Path(c) / "dataset").is_dir():
             return Path(c).resolve()
@@ -40,12 +43,17 @@ def _dataset_only(conf_dir: Path, overrides: list[str]) -> DictConfig:
     if not path.is_file():
         choices = sorted(p.stem for p in (conf_dir / "dataset").glob("*.yaml"))
         raise SystemExit(f"unknown dataset {name!r}; choose one of {choices}")
-    base = OmegaConf.create({
-        "seed": 0, "dataset": OmegaConf.load(path),
-        "paths": {"data_dir": os.environ.get("GRAPHNETZ_DATA_DIR", "data"),
-                  "output_dir": os.environ.get("GRAPHNETZ_OUTPUT_DIR", "outputs"),
-                  "data_mirror": os.environ.get("GRAPHNETZ_DATA_MIRROR")},
-    })
+    base = OmegaConf.create(
+        {
+            "seed": 0,
+            "dataset": OmegaConf.load(path),
+            "paths": {
+                "data_dir": os.environ.get("GRAPHNETZ_DATA_DIR", "data"),
+                "output_dir": os.environ.get("GRAPHNETZ_OUTPUT_DIR", "outputs"),
+                "data_mirror": os.environ.get("GRAPHNETZ_DATA_MIRROR"),
+            },
+        }
+    )
     rest = [o.lstrip("+") for o in overrides if not o.startswith("dataset=")]
     return OmegaConf.merge(base, OmegaConf.from_dotlist(rest))
 

@@ -47,8 +47,9 @@ def _validate(edge_index: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarr
     return ei, yy.astype(np.float64, copy=False)
 
 
-def edge_jaccard(edge_index: ArrayLike, y: ArrayLike,
-                 empty_value: float = EMPTY_JACCARD) -> np.ndarray:
+def edge_jaccard(
+    edge_index: ArrayLike, y: ArrayLike, empty_value: float = EMPTY_JACCARD
+) -> np.ndarray:
     """Jaccard(ℓ(i), ℓ(j)) = |ℓ(i) ∩ ℓ(j)| / |ℓ(i) ∪ ℓ(j)| for every edge column.
 
     Edges whose two endpoints are both unlabelled get ``empty_value``.
@@ -63,8 +64,9 @@ def edge_jaccard(edge_index: ArrayLike, y: ArrayLike,
     return out
 
 
-def label_homophily(edge_index: ArrayLike, y: ArrayLike,
-                    empty_value: float = EMPTY_JACCARD) -> float:
+def label_homophily(
+    edge_index: ArrayLike, y: ArrayLike, empty_value: float = EMPTY_JACCARD
+) -> float:
     """Label homophily h = (1/|E|) Σ_{(i,j)∈E} Jaccard(ℓ(i), ℓ(j)).
 
     Jaccard(∅, ∅) = ``empty_value`` (1.0 by default, see :data:`EMPTY_JACCARD`; NaN drops

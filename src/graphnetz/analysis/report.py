@@ -21,6 +21,7 @@ def statistics_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def table_markdown(table: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table (floats to 3 decimals), no extra dependency."""
+
     def cell(v: Any) -> str:
         return f"{v:.3f}" if isinstance(v, float | np.floating) else str(v)
 

@@ -11,9 +11,20 @@ from .homophily import _as_numpy, label_homophily
 
 #: Column order of the statistics table.
 STAT_COLUMNS = (
-    "dataset", "nodes", "edges", "features", "avg_clustering", "label_homophily",
-    "classes", "labels_median", "labels_mean", "labels_max", "labels_p25", "labels_p50",
-    "labels_p75", "unlabelled_fraction",
+    "dataset",
+    "nodes",
+    "edges",
+    "features",
+    "avg_clustering",
+    "label_homophily",
+    "classes",
+    "labels_median",
+    "labels_mean",
+    "labels_max",
+    "labels_p25",
+    "labels_p50",
+    "labels_p75",
+    "unlabelled_fraction",
 )
 
 
@@ -40,9 +51,10 @@ def local_clustering(adj: sp.csr_matrix, block_rows: int = 2048) -> np.ndarray:
     deg = np.asarray(adj.sum(1)).ravel()
     tri = np.empty(n)
     for start in range(0, n, block_rows):
-        block = adj[start:start + block_rows]
-        tri[start:start + block_rows] = np.asarray(
-            (block @ adj).multiply(block).sum(1)).ravel() / 2.0
+        block = adj[start : start + block_rows]
+        tri[start : start + block_rows] = (
+            np.asarray((block @ adj).multiply(block).sum(1)).ravel() / 2.0
+        )
     pairs = deg * (deg - 1)
     return np.divide(2.0 * tri, pairs, out=np.zeros(n), where=pairs > 0)
 

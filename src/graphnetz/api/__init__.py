@@ -18,6 +18,18 @@ from graphnetz.api.tasks import (
     unregister_task,
 )
 
-__all__ = ["BenchmarkTask", "ModelSpec", "check_dataset", "iter_benchmark_tasks", "list_datasets",
-           "register_model", "register_task", "registered_models", "run_benchmark",
-           "task_from_dataset", "unregister_model", "unregister_task", "wrap_encoder"]
+__all__ = [
+    "BenchmarkTask",
+    "ModelSpec",
+    "check_dataset",
+    "iter_benchmark_tasks",
+    "list_datasets",
+    "register_model",
+    "register_task",
+    "registered_models",
+    "run_benchmark",
+    "task_from_dataset",
+    "unregister_model",
+    "unregister_task",
+    "wrap_encoder",
+]

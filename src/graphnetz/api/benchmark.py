@@ -36,8 +36,12 @@ from graphnetz.training.resolve import CONF_DIR
 from graphnetz.training.run import run_experiment, summarize
 
 # chosen by run_benchmark's own arguments, so an override of them would contradict it
-RESERVED_OVERRIDES = {"seed": "seeds=", "dataset": "tasks= / category=", "model": "models=",
-                      "task": "task_type= / tasks="}
+RESERVED_OVERRIDES = {
+    "seed": "seeds=",
+    "dataset": "tasks= / category=",
+    "model": "models=",
+    "task": "task_type= / tasks=",
+}
 _uids = itertools.count()
 
 ModelChoice = str | ModelSpec  # a conf/model YAML name, or a user model
@@ -57,14 +61,18 @@ def _conf_name_of_class(cls: type, available: Mapping[str, str]) -> str | None:
 def select_models(models: Any) -> list[tuple[str, ModelChoice]]:
     """``{name: model}`` (or a list of models) -> (name, conf YAML name | user model spec)."""
     if not models:
-        raise ValueError("models= is required: a dict {name: model} or a list of models; a model "
-                         "is a conf/model name ('gcn'), a registered name, a class or a "
-                         "(cls, task_type, factory) tuple")
+        raise ValueError(
+            "models= is required: a dict {name: model} or a list of models; a model "
+            "is a conf/model name ('gcn'), a registered name, a class or a "
+            "(cls, task_type, factory) tuple"
+        )
     if isinstance(models, Mapping):
         items = list(models.items())
     elif isinstance(models, (str, type, tuple)):
-        raise TypeError("models= takes a dict {name: model} or a list of models, "
-                        f"got a single {type(models).__name__}")
+        raise TypeError(
+            "models= takes a dict {name: model} or a list of models, "
+            f"got a single {type(models).__name__}"
+        )
     else:
         items = [(_default_name(m), m) for m in models]
     names = [name for name, _ in items]
@@ -76,8 +84,10 @@ def select_models(models: Any) -> list[tuple[str, ModelChoice]]:
     for name, value in items:
         if isinstance(value, str) and value not in registered_models():
             if value not in available:
-                raise ValueError(f"model {name!r}: unknown model {value!r}; conf/model: "
-                                 f"{sorted(available)}; registered: {sorted(registered_models())}")
+                raise ValueError(
+                    f"model {name!r}: unknown model {value!r}; conf/model: "
+                    f"{sorted(available)}; registered: {sorted(registered_models())}"
+                )
             chosen.append((name, value))
             continue
         stem = _conf_name_of_class(value, available) if isinstance(value, type) else None
@@ -93,8 +103,9 @@ def _default_name(model: Any) -> str:
     return getattr(cls, "__name__", str(cls))
 
 
-def select_tasks(category: str | None, task_type: str | None,
-                 tasks: Iterable[BenchmarkTask | str] | None) -> list[BenchmarkTask]:
+def select_tasks(
+    category: str | None, task_type: str | None, tasks: Iterable[BenchmarkTask | str] | None
+) -> list[BenchmarkTask]:
     if tasks is None:
         selected = list(iter_benchmark_tasks(category, task_type))
     else:
@@ -104,20 +115,26 @@ def select_tasks(category: str | None, task_type: str | None,
             if isinstance(item, BenchmarkTask):
                 selected.append(item)
                 continue
-            found = [t for t in catalogue if item in (t.key, t.name)
-                     and task_type in (None, t.task_type)]
+            found = [
+                t for t in catalogue if item in (t.key, t.name) and task_type in (None, t.task_type)
+            ]
             if not found:
-                raise ValueError(f"no benchmark task {item!r}"
-                                 f"{f' of type {task_type!r}' if task_type else ''}; "
-                                 f"valid: {sorted(t.key for t in catalogue)}")
+                raise ValueError(
+                    f"no benchmark task {item!r}"
+                    f"{f' of type {task_type!r}' if task_type else ''}; "
+                    f"valid: {sorted(t.key for t in catalogue)}"
+                )
             selected.extend(found)
     if not selected:
-        raise ValueError(f"no benchmark task matches category={category!r}, "
-                         f"task_type={task_type!r}")
+        raise ValueError(
+            f"no benchmark task matches category={category!r}, task_type={task_type!r}"
+        )
     keys = [t.key for t in selected]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
-        raise ValueError(f"tasks must be unique (reports identify them by key); repeated: {repeated}")
+        raise ValueError(
+            f"tasks must be unique (reports identify them by key); repeated: {repeated}"
+        )
     return selected
 
 
@@ -148,8 +165,11 @@ def hydra_value(value: Any) -> str:
     raise TypeError(f"cannot write {value!r} ({type(value).__name__}) as a Hydra override")
 
 
-def override_strings(overrides: Sequence[str] | Mapping[str, Any] | None,
-                     dotted: Mapping[str, Any], epochs: int | None) -> list[str]:
+def override_strings(
+    overrides: Sequence[str] | Mapping[str, Any] | None,
+    dotted: Mapping[str, Any],
+    epochs: int | None,
+) -> list[str]:
     """Hydra overrides from strings and/or ``{"trainer.max_epochs": 5}`` dicts."""
     if isinstance(overrides, str):
         overrides = [overrides]
@@ -159,8 +179,10 @@ def override_strings(overrides: Sequence[str] | Mapping[str, Any] | None,
     keys = [s.split("=", 1)[0].lstrip("+~") for s in strings]
     for key in keys:
         if key in RESERVED_OVERRIDES:
-            raise ValueError(f"override {key!r} is set by run_benchmark itself; use "
-                             f"{RESERVED_OVERRIDES[key]} instead")
+            raise ValueError(
+                f"override {key!r} is set by run_benchmark itself; use "
+                f"{RESERVED_OVERRIDES[key]} instead"
+            )
     if epochs is not None:
         if "trainer.max_epochs" in keys:
             raise ValueError("give epochs= or the trainer.max_epochs override, not both")
@@ -192,12 +214,20 @@ def loader_target(seed_aware: bool) -> str:
 
 
 def _model_node(name: str, spec: ModelSpec, key: str) -> dict[str, Any]:
-    return {"name": name, "_target_": f"graphnetz.api.registry.{key}",
-            **spec.hyperparameters(), "defined_in": spec.defined_in}
+    return {
+        "name": name,
+        "_target_": f"graphnetz.api.registry.{key}",
+        **spec.hyperparameters(),
+        "defined_in": spec.defined_in,
+    }
 
 
-def compose_runs(tasks: list[BenchmarkTask], models: list[tuple[str, ModelChoice]],
-                 overrides: list[str], stack: ExitStack) -> list[tuple[BenchmarkTask, str, DictConfig]]:
+def compose_runs(
+    tasks: list[BenchmarkTask],
+    models: list[tuple[str, ModelChoice]],
+    overrides: list[str],
+    stack: ExitStack,
+) -> list[tuple[BenchmarkTask, str, DictConfig]]:
     """One composed config per (task, model), seed 0; user objects bound on ``stack``."""
     run = next(_uids)
     nodes, bindings = {}, {}
@@ -222,24 +252,37 @@ def compose_runs(tasks: list[BenchmarkTask], models: list[tuple[str, ModelChoice
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         for task in tasks:
             for name, _ in models:
-                chosen = [f"dataset={dataset_choice[task.key]}", *model_choice[name],
-                          f"task={task.task_type}", "seed=0"]
+                chosen = [
+                    f"dataset={dataset_choice[task.key]}",
+                    *model_choice[name],
+                    f"task={task.task_type}",
+                    "seed=0",
+                ]
                 try:
                     cfg = compose("config", overrides=chosen + overrides)
                 except Exception as err:
-                    raise ValueError(f"cannot compose the config of {task.key} x {name} with "
-                                     f"overrides {overrides}: {err}") from err
+                    raise ValueError(
+                        f"cannot compose the config of {task.key} x {name} with "
+                        f"overrides {overrides}: {err}"
+                    ) from err
                 composed.append((task, name, cfg))
     return composed
 
 
 # ---------------------------------------------------------------- the benchmark
-def run_benchmark(category: str | None = None, models: Any = None,
-                  seeds: Iterable[int] = range(10), *, task_type: str | None = None,
-                  tasks: Iterable[BenchmarkTask | str] | None = None, epochs: int | None = None,
-                  out_dir: str | Path | None = None,
-                  overrides: Sequence[str] | Mapping[str, Any] | None = None,
-                  progress: bool = True, **dotted_overrides: Any) -> BenchmarkReport:
+def run_benchmark(
+    category: str | None = None,
+    models: Any = None,
+    seeds: Iterable[int] = range(10),
+    *,
+    task_type: str | None = None,
+    tasks: Iterable[BenchmarkTask | str] | None = None,
+    epochs: int | None = None,
+    out_dir: str | Path | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] | None = None,
+    progress: bool = True,
+    **dotted_overrides: Any,
+) -> BenchmarkReport:
     """Run every selected task x model x seed and return the statistical report.
 
     Tasks: ``tasks=`` (``BenchmarkTask`` objects, e.g. from :func:`task_from_dataset`, or

@@ -53,12 +53,17 @@ class ModelSpec:
     def defined_in(self) -> str:
         return f"{self.cls.__module__}.{self.cls.__qualname__}"
 
-    def build(self, in_channels: int, hidden_channels: int, out_channels: int,
-              **hyperparameters: Any) -> nn.Module:
+    def build(
+        self, in_channels: int, hidden_channels: int, out_channels: int, **hyperparameters: Any
+    ) -> nn.Module:
         if self.factory is not None:
             return self.factory(in_channels, hidden_channels, out_channels, **hyperparameters)
-        return self.cls(in_channels=in_channels, hidden_channels=hidden_channels,
-                        out_channels=out_channels, **hyperparameters)
+        return self.cls(
+            in_channels=in_channels,
+            hidden_channels=hidden_channels,
+            out_channels=out_channels,
+            **hyperparameters,
+        )
 
     def hyperparameters(self) -> dict[str, Any]:
         """Scalar keyword defaults of the constructor (overridable as ``model.<name>=``)."""
@@ -68,26 +73,33 @@ class ModelSpec:
             params = inspect.signature(self.cls).parameters.values()
         except (TypeError, ValueError):  # no introspectable signature: sizes only
             return {"hidden_channels": DEFAULT_HIDDEN}
-        found = {p.name: p.default for p in params
-                 if p.name not in ("in_channels", "out_channels")
-                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                 and p.default is not p.empty and isinstance(p.default, _SCALARS)}
+        found = {
+            p.name: p.default
+            for p in params
+            if p.name not in ("in_channels", "out_channels")
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.default is not p.empty
+            and isinstance(p.default, _SCALARS)
+        }
         return {"hidden_channels": DEFAULT_HIDDEN, **found}
 
 
 def _task_types(value: Any, owner: str) -> frozenset[str]:
     types = {value} if isinstance(value, str) else value
     if not isinstance(types, Iterable) or not types:
-        raise ValueError(f"{owner}: task_type must be a task type or a set of them; valid: "
-                         f"{sorted(TASK_CLASSES)}; got {value!r}")
+        raise ValueError(
+            f"{owner}: task_type must be a task type or a set of them; valid: "
+            f"{sorted(TASK_CLASSES)}; got {value!r}"
+        )
     unknown = sorted(str(t) for t in types if t not in TASK_CLASSES)
     if unknown:
         raise ValueError(f"{owner}: unknown task type(s) {unknown}; valid: {sorted(TASK_CLASSES)}")
     return frozenset(types)
 
 
-def register_model(cls: type | None = None, *, task_type: str | Iterable[str],
-                   name: str | None = None):
+def register_model(
+    cls: type | None = None, *, task_type: str | Iterable[str], name: str | None = None
+):
     """Register a model class for ``task_type`` (one or a set); usable as a decorator.
 
     ``@register_model(task_type={"node_cls", "link_pred"})`` keeps the class unchanged and
@@ -100,8 +112,10 @@ def register_model(cls: type | None = None, *, task_type: str | Iterable[str],
         key = name or klass.__name__
         _check_name(key)
         if key in _REGISTERED and _REGISTERED[key].cls is not klass:
-            raise ValueError(f"a different model is already registered as {key!r}; "
-                             "pass name=... or unregister_model it first")
+            raise ValueError(
+                f"a different model is already registered as {key!r}; "
+                "pass name=... or unregister_model it first"
+            )
         _REGISTERED[key] = ModelSpec(key, klass, _task_types(task_type, key))
         return klass
 
@@ -120,8 +134,10 @@ def registered_models() -> dict[str, ModelSpec]:
 
 def conf_models() -> dict[str, str]:
     """conf/model YAML name -> the ``_target_`` it builds."""
-    return {p.stem: str(OmegaConf.load(p).get("_target_"))
-            for p in sorted((CONF_DIR / "model").glob("*.yaml"))}
+    return {
+        p.stem: str(OmegaConf.load(p).get("_target_"))
+        for p in sorted((CONF_DIR / "model").glob("*.yaml"))
+    }
 
 
 def list_models() -> pd.DataFrame:
@@ -135,8 +151,14 @@ def list_models() -> pd.DataFrame:
             served = f"unavailable ({type(err).__name__})"
         rows.append({"name": name, "kind": "conf/model", "builds": target, "task_types": served})
     for name, spec in _REGISTERED.items():
-        rows.append({"name": name, "kind": "registered", "builds": spec.defined_in,
-                     "task_types": ", ".join(sorted(spec.task_types))})
+        rows.append(
+            {
+                "name": name,
+                "kind": "registered",
+                "builds": spec.defined_in,
+                "task_types": ", ".join(sorted(spec.task_types)),
+            }
+        )
     return pd.DataFrame(rows, columns=["name", "kind", "builds", "task_types"])
 
 
@@ -154,8 +176,10 @@ def model_spec(name: str, value: Any) -> ModelSpec:
         return _renamed(_REGISTERED[value], name)
     if isinstance(value, tuple):
         if len(value) != 3 or not isinstance(value[0], type) or not callable(value[2]):
-            raise ValueError(f"model {name!r}: an inline model is (cls, task_type, factory) "
-                             f"with factory(in, hidden, out) -> Module; got {value!r}")
+            raise ValueError(
+                f"model {name!r}: an inline model is (cls, task_type, factory) "
+                f"with factory(in, hidden, out) -> Module; got {value!r}"
+            )
         cls, task_type, factory = value
         return ModelSpec(name, cls, _task_types(task_type, name), factory)
     if isinstance(value, type):
@@ -167,10 +191,13 @@ def model_spec(name: str, value: Any) -> ModelSpec:
             raise ValueError(
                 f"model {name!r} ({value.__name__}) does not say which task types it serves: "
                 "decorate it with @register_model(task_type=...), give it a class attribute "
-                "task_types = {...}, or pass (cls, task_type, factory)")
+                "task_types = {...}, or pass (cls, task_type, factory)"
+            )
         return ModelSpec(name, value, _task_types(declared, name))
-    raise TypeError(f"model {name!r}: expected a conf/model name, a registered name, a class or "
-                    f"a (cls, task_type, factory) tuple; got {type(value).__name__}")
+    raise TypeError(
+        f"model {name!r}: expected a conf/model name, a registered name, a class or "
+        f"a (cls, task_type, factory) tuple; got {type(value).__name__}"
+    )
 
 
 def _renamed(spec: ModelSpec, name: str) -> ModelSpec:
@@ -181,21 +208,38 @@ def proxy_class(spec: ModelSpec, key: str) -> type:
     """The class a run's ``model._target_`` names: it carries the spec's ``task_types`` (read
     by the compatibility check before data is loaded) and builds the user's module."""
 
-    def __new__(cls, in_channels: int, out_channels: int,
-                hidden_channels: int = DEFAULT_HIDDEN, defined_in: str | None = None,
-                **hyperparameters: Any) -> nn.Module:
+    def __new__(
+        cls,
+        in_channels: int,
+        out_channels: int,
+        hidden_channels: int = DEFAULT_HIDDEN,
+        defined_in: str | None = None,
+        **hyperparameters: Any,
+    ) -> nn.Module:
         return spec.build(in_channels, hidden_channels, out_channels, **hyperparameters)
 
-    return type(spec.cls.__name__, (), {
-        "__new__": __new__, "__module__": "graphnetz.api.registry", "__qualname__": key,
-        "task_types": spec.task_types, "graph_level": spec.graph_level,
-        "__doc__": f"Builds {spec.defined_in} for the model {spec.name!r}.",
-    })
+    return type(
+        spec.cls.__name__,
+        (),
+        {
+            "__new__": __new__,
+            "__module__": "graphnetz.api.registry",
+            "__qualname__": key,
+            "task_types": spec.task_types,
+            "graph_level": spec.graph_level,
+            "__doc__": f"Builds {spec.defined_in} for the model {spec.name!r}.",
+        },
+    )
 
 
-def wrap_encoder(encoder: type | Callable[..., nn.Module], task_type: str, in_channels: int,
-                 out_channels: int, hidden_channels: int = DEFAULT_HIDDEN,
-                 **extras: Any) -> nn.Module:
+def wrap_encoder(
+    encoder: type | Callable[..., nn.Module],
+    task_type: str,
+    in_channels: int,
+    out_channels: int,
+    hidden_channels: int = DEFAULT_HIDDEN,
+    **extras: Any,
+) -> nn.Module:
     """A model for ``task_type`` from a node encoder, with the adapter the pipeline uses.
 
     ``encoder`` is a class (built as ``cls(in_channels=, hidden_channels=, out_channels=)``)
@@ -207,15 +251,33 @@ def wrap_encoder(encoder: type | Callable[..., nn.Module], task_type: str, in_ch
     if isinstance(encoder, type):
         spec = ModelSpec(encoder.__name__, encoder, frozenset(TASK_CLASSES))
     elif callable(encoder):
-        spec = ModelSpec(getattr(encoder, "__name__", "factory"), type(encoder),
-                         frozenset(TASK_CLASSES), encoder)
+        spec = ModelSpec(
+            getattr(encoder, "__name__", "factory"), type(encoder), frozenset(TASK_CLASSES), encoder
+        )
     else:
-        raise TypeError(f"wrap_encoder takes an encoder class or a factory(in, hidden, out); "
-                        f"got {type(encoder).__name__}")
+        raise TypeError(
+            f"wrap_encoder takes an encoder class or a factory(in, hidden, out); "
+            f"got {type(encoder).__name__}"
+        )
     cls = encoder if isinstance(encoder, type) else nn.Module
-    return wrap_for_task(lambda i, o: spec.build(i, hidden_channels, o), cls, task_type,
-                         in_channels, out_channels, hidden_channels, **extras)
+    return wrap_for_task(
+        lambda i, o: spec.build(i, hidden_channels, o),
+        cls,
+        task_type,
+        in_channels,
+        out_channels,
+        hidden_channels,
+        **extras,
+    )
 
 
-__all__ = ["ModelSpec", "conf_models", "list_models", "model_spec", "register_model", "registered_models", "unregister_model",
-           "wrap_encoder"]
+__all__ = [
+    "ModelSpec",
+    "conf_models",
+    "list_models",
+    "model_spec",
+    "register_model",
+    "registered_models",
+    "unregister_model",
+    "wrap_encoder",
+]

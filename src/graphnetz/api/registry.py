@@ -35,8 +35,10 @@ def bound(objects: Mapping[str, Any]) -> Iterator[None]:
 
 def lookup(key: str) -> Any:
     if key not in _BOUND:
-        raise LookupError(f"{key!r} is not bound: user datasets and models are reachable only "
-                          f"while run_benchmark runs them (bound now: {sorted(_BOUND)})")
+        raise LookupError(
+            f"{key!r} is not bound: user datasets and models are reachable only "
+            f"while run_benchmark runs them (bound now: {sorted(_BOUND)})"
+        )
     return _BOUND[key]
 
 
@@ -45,8 +47,9 @@ def registered_dataset(key: str, root: Any = None, mirror: Any = None) -> Any:
     return load_source(lookup(key))
 
 
-def registered_seeded_dataset(key: str, root: Any = None, mirror: Any = None,
-                              seed: int | None = None) -> Any:
+def registered_seeded_dataset(
+    key: str, root: Any = None, mirror: Any = None, seed: int | None = None
+) -> Any:
     """Loader target of a user dataset built per run seed (``source(seed=seed)``)."""
     return load_source(lookup(key), seed)
 

@@ -70,12 +70,22 @@ class BenchmarkTask:
             epochs = dict(self.config.get("epochs") or {})
             if self.epochs is not None:
                 epochs[tt] = self.epochs
-            return {**self.config, "epochs": epochs, "split": self.split,
-                    "loader": dict(self.source)}
-        return {"name": self.name, "category": self.category, "task_types": [tt],
-                "default_task": tt, "epochs": {tt: self.epochs},
-                "features": f"user dataset ({describe(self.source)})", "split": self.split,
-                "loader": {"_target_": loader_target(self.seed_aware), "key": f"dataset_{self.uid}"}}
+            return {
+                **self.config,
+                "epochs": epochs,
+                "split": self.split,
+                "loader": dict(self.source),
+            }
+        return {
+            "name": self.name,
+            "category": self.category,
+            "task_types": [tt],
+            "default_task": tt,
+            "epochs": {tt: self.epochs},
+            "features": f"user dataset ({describe(self.source)})",
+            "split": self.split,
+            "loader": {"_target_": loader_target(self.seed_aware), "key": f"dataset_{self.uid}"},
+        }
 
 
 def describe(obj: Any) -> str:
@@ -107,17 +117,23 @@ def _first_graph(data: Any) -> Any:
 def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
     """Raise ``ValueError`` naming what ``data`` lacks for ``task_type`` (SPEC §8)."""
     if not isinstance(data, DATASET_OBJECTS):
-        raise TypeError(f"a {task_type!r} dataset must be a torch_geometric Data object, a "
-                        f"list/Dataset of graphs or a train/val/test dict; got {describe(data)}")
+        raise TypeError(
+            f"a {task_type!r} dataset must be a torch_geometric Data object, a "
+            f"list/Dataset of graphs or a train/val/test dict; got {describe(data)}"
+        )
     if task_type in GRAPH_TASKS:
         if isinstance(data, BaseData):
-            raise ValueError(f"task {task_type!r} needs a list or Dataset of graphs, got a "
-                             "single graph; use node_cls/link_pred for one graph")
+            raise ValueError(
+                f"task {task_type!r} needs a list or Dataset of graphs, got a "
+                "single graph; use node_cls/link_pred for one graph"
+            )
         if isinstance(data, dict):
             missing = [s for s in ("train", "val", "test") if s not in data]
             if missing:
-                raise ValueError(f"a canonical graph split needs keys ['train', 'val', 'test']; "
-                                 f"missing {missing}")
+                raise ValueError(
+                    f"a canonical graph split needs keys ['train', 'val', 'test']; "
+                    f"missing {missing}"
+                )
             data = data["train"]
         if len(data) == 0:
             raise ValueError(f"the dataset for task {task_type!r} holds no graphs")
@@ -132,8 +148,10 @@ def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
         try:
             require_attributes(graph, MASKS, task_type)
         except ValueError as err:
-            raise ValueError(f"{err} Or ask for a seeded random split: split='random' "
-                             "(or {'type': 'random', 'train': 0.6, 'val': 0.2}).") from None
+            raise ValueError(
+                f"{err} Or ask for a seeded random split: split='random' "
+                "(or {'type': 'random', 'train': 0.6, 'val': 0.2})."
+            ) from None
 
 
 def _normalise_split(split: Any) -> dict | None:
@@ -143,13 +161,20 @@ def _normalise_split(split: Any) -> dict | None:
         return {"type": "random"}
     if isinstance(split, Mapping):
         return dict(split)
-    raise TypeError(f"split must be None (the dataset's masks/canonical split), 'random' or a "
-                    f"dict like {{'type': 'random', 'train': 0.6, 'val': 0.2}}; got {split!r}")
+    raise TypeError(
+        f"split must be None (the dataset's masks/canonical split), 'random' or a "
+        f"dict like {{'type': 'random', 'train': 0.6, 'val': 0.2}}; got {split!r}"
+    )
 
 
-def task_from_dataset(name: str, task_type: str, dataset: Any, epochs: int = 100,
-                      split: str | Mapping | None = None,
-                      category: str = USER_CATEGORY) -> BenchmarkTask:
+def task_from_dataset(
+    name: str,
+    task_type: str,
+    dataset: Any,
+    epochs: int = 100,
+    split: str | Mapping | None = None,
+    category: str = USER_CATEGORY,
+) -> BenchmarkTask:
     """A benchmark task from a user dataset (SPEC §8); data objects are checked right away.
 
     ``dataset`` is a ``Data`` object, a list/``Dataset`` of graphs, a train/val/test dict of
@@ -189,9 +214,17 @@ def config_tasks() -> list[BenchmarkTask]:
         order = ([default] if default in served else []) + [t for t in served if t != default]
         epochs = cfg.get("epochs") or {}
         for task_type in order:
-            tasks.append(BenchmarkTask(cfg["name"], cfg["category"], task_type,
-                                       epochs.get(task_type), cfg["loader"],
-                                       cfg.get("split"), config=cfg))
+            tasks.append(
+                BenchmarkTask(
+                    cfg["name"],
+                    cfg["category"],
+                    task_type,
+                    epochs.get(task_type),
+                    cfg["loader"],
+                    cfg.get("split"),
+                    config=cfg,
+                )
+            )
     return tasks
 
 
@@ -199,8 +232,9 @@ def all_tasks() -> list[BenchmarkTask]:
     return config_tasks() + [t for tasks in _REGISTERED.values() for t in tasks.values()]
 
 
-def iter_benchmark_tasks(category: str | None = None,
-                         task_type: str | None = None) -> Iterator[BenchmarkTask]:
+def iter_benchmark_tasks(
+    category: str | None = None, task_type: str | None = None
+) -> Iterator[BenchmarkTask]:
     """Every benchmark task (dataset configs, then registered tasks), optionally filtered."""
     tasks = all_tasks()
     if category is not None:
@@ -215,14 +249,18 @@ def iter_benchmark_tasks(category: str | None = None,
 def register_task(category: str, task: BenchmarkTask) -> BenchmarkTask:
     """Add a user task (from :func:`task_from_dataset`) to the catalogue under ``category``."""
     if not isinstance(task, BenchmarkTask):
-        raise TypeError(f"register_task takes a BenchmarkTask (see task_from_dataset), "
-                        f"got {type(task).__name__}")
+        raise TypeError(
+            f"register_task takes a BenchmarkTask (see task_from_dataset), "
+            f"got {type(task).__name__}"
+        )
     if not isinstance(category, str) or not category:
         raise ValueError(f"category must be a non-empty string, got {category!r}")
     taken = {t.key for t in all_tasks()}
     if task.key in taken:
-        raise ValueError(f"a task {task.key!r} already exists; unregister it first or choose "
-                         "another name (run records and reports identify tasks by this key)")
+        raise ValueError(
+            f"a task {task.key!r} already exists; unregister it first or choose "
+            "another name (run records and reports identify tasks by this key)"
+        )
     task = replace(task, category=category)  # same uid: loaded data is shared
     _REGISTERED.setdefault(category, {})[task.key] = task
     return task
@@ -247,9 +285,13 @@ def list_datasets(category: str | None = None) -> pd.DataFrame:
     rows: dict[tuple[str, str], list[str]] = {}
     for task in iter_benchmark_tasks(category):
         rows.setdefault((task.category, task.task_type), []).append(task.name)
-    table = pd.DataFrame([{"category": c, "task_type": t, "n": len(names), "datasets": names}
-                          for (c, t), names in rows.items()],
-                         columns=["category", "task_type", "n", "datasets"])
+    table = pd.DataFrame(
+        [
+            {"category": c, "task_type": t, "n": len(names), "datasets": names}
+            for (c, t), names in rows.items()
+        ],
+        columns=["category", "task_type", "n", "datasets"],
+    )
     return table.sort_values(["category", "task_type"], kind="stable").reset_index(drop=True)
 
 
@@ -261,12 +303,27 @@ def list_task_types() -> pd.DataFrame:
     rows = []
     for task_type in TASK_CLASSES:
         cls = task_class(task_type)
-        rows.append({"task_type": task_type, "primary_metric": cls.primary_metric,
-                     "direction": cls.direction, "datasets": served.get(task_type, 0),
-                     "module": TASK_CLASSES[task_type]})
-    return pd.DataFrame(rows, columns=["task_type", "primary_metric", "direction", "datasets",
-                                       "module"])
+        rows.append(
+            {
+                "task_type": task_type,
+                "primary_metric": cls.primary_metric,
+                "direction": cls.direction,
+                "datasets": served.get(task_type, 0),
+                "module": TASK_CLASSES[task_type],
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["task_type", "primary_metric", "direction", "datasets", "module"]
+    )
 
 
-__all__ = ["BenchmarkTask", "check_dataset", "iter_benchmark_tasks", "list_datasets", "list_task_types",
-           "register_task", "task_from_dataset", "unregister_task"]
+__all__ = [
+    "BenchmarkTask",
+    "check_dataset",
+    "iter_benchmark_tasks",
+    "list_datasets",
+    "list_task_types",
+    "register_task",
+    "task_from_dataset",
+    "unregister_task",
+]

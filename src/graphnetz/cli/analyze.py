@@ -33,18 +33,32 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write the GraphNetz statistical report (report.md, report.json, "
         "results.csv, summary.csv, tables/, figures/) from run records or a CSV.",
     )
-    p.add_argument("dirs", nargs="*", metavar="DIR",
-                   help="sweep/run directories searched recursively for result.json")  # fmt: skip
-    p.add_argument("--from-csv", metavar="FILE",
-                   help="long CSV task,model,seed,metric,value[,direction] instead of DIRs")  # fmt: skip
+    p.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        help="sweep/run directories searched recursively for result.json",
+    )
+    p.add_argument(
+        "--from-csv",
+        metavar="FILE",
+        help="long CSV task,model,seed,metric,value[,direction] instead of DIRs",
+    )
     p.add_argument("--out", metavar="DIR", help="output folder (default: FIRST_DIR/report)")
-    p.add_argument("--metric", default=None,
-                   help="metric to analyse: 'accuracy' (test split) or 'val:accuracy'; "
-                   "default: each task's primary metric on the test split")  # fmt: skip
+    p.add_argument(
+        "--metric",
+        default=None,
+        help="metric to analyse: 'accuracy' (test split) or 'val:accuracy'; "
+        "default: each task's primary metric on the test split",
+    )
     p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--ci", choices=CI_METHODS, default="t", help="confidence interval method")
-    p.add_argument("--pairwise", choices=PAIRWISE_METHODS, default="t",
-                   help="test that drives significance marks, LaTeX and figures")  # fmt: skip
+    p.add_argument(
+        "--pairwise",
+        choices=PAIRWISE_METHODS,
+        default="t",
+        help="test that drives significance marks, LaTeX and figures",
+    )
     p.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap CI")
     return p
 
@@ -57,17 +71,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_csv and not args.out:
         args.out = str(Path(args.from_csv).resolve().parent / "report")
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
-    settings = {"alpha": args.alpha, "ci": args.ci, "pairwise_method": args.pairwise,
-                "bootstrap_seed": args.bootstrap_seed}  # fmt: skip
+    settings = {
+        "alpha": args.alpha,
+        "ci": args.ci,
+        "pairwise_method": args.pairwise,
+        "bootstrap_seed": args.bootstrap_seed,
+    }
     try:
         if args.from_csv:
             report = BenchmarkReport.from_csv(args.from_csv, **settings)
         else:
             report = BenchmarkReport.from_run_dirs(args.dirs, **settings)
         if report.data.empty:
-            print(f"error: no usable results found in {args.from_csv or ' '.join(args.dirs)} "
-                  f"({len(report.skipped)} skipped, {len(report.failed)} failed, "
-                  f"{len(report.unreadable)} unreadable)", file=sys.stderr)  # fmt: skip
+            print(
+                f"error: no usable results found in {args.from_csv or ' '.join(args.dirs)} "
+                f"({len(report.skipped)} skipped, {len(report.failed)} failed, "
+                f"{len(report.unreadable)} unreadable)",
+                file=sys.stderr,
+            )
             return 1
         report.metric = args.metric
     except (FileNotFoundError, ValueError) as exc:

@@ -29,11 +29,13 @@ def render(what: str, category: str | None = None) -> str:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("list", help="list datasets, models or task types",
-                                   description=__doc__)
+    parser = subparsers.add_parser(
+        "list", help="list datasets, models or task types", description=__doc__
+    )
     parser.add_argument("what", choices=["datasets", "models", "tasks"])
-    parser.add_argument("--category", default=None,
-                        help="datasets only: show one category (e.g. social)")
+    parser.add_argument(
+        "--category", default=None, help="datasets only: show one category (e.g. social)"
+    )
     parser.set_defaults(handler=lambda args: print(render(args.what, args.category)))
     return parser
 

@@ -26,11 +26,17 @@ def _triples(parts: list[Data], num_nodes: int) -> Data:
     for i, _ in enumerate(parts):
         mask = torch.zeros(sum(sizes), dtype=torch.bool)
         start = sum(sizes[:i])
-        mask[start:start + sizes[i]] = True
+        mask[start : start + sizes[i]] = True
         masks.append(mask)
     edge_type = torch.cat([p.edge_type for p in parts])
-    data = Data(edge_index=torch.cat([p.edge_index for p in parts], dim=1), edge_type=edge_type,
-                train_mask=masks[0], val_mask=masks[1], test_mask=masks[2], num_nodes=num_nodes)
+    data = Data(
+        edge_index=torch.cat([p.edge_index for p in parts], dim=1),
+        edge_type=edge_type,
+        train_mask=masks[0],
+        val_mask=masks[1],
+        test_mask=masks[2],
+        num_nodes=num_nodes,
+    )
     data.num_relations = int(edge_type.max()) + 1
     return data
 
@@ -41,8 +47,13 @@ def load_fb15k_237(root: str | os.PathLike, mirror=None) -> Data:
 
     base = Path(root) / "FB15k_237"
     parts = build_from_mirror(
-        "FB15k-237", mirror, "FB15k_237/raw", base / "raw", KG_FILES,
-        lambda: [FB15k_237(str(base), split=s)[0] for s in ("train", "val", "test")])
+        "FB15k-237",
+        mirror,
+        "FB15k_237/raw",
+        base / "raw",
+        KG_FILES,
+        lambda: [FB15k_237(str(base), split=s)[0] for s in ("train", "val", "test")],
+    )
     return _triples(parts, int(parts[0].num_nodes))
 
 
@@ -51,7 +62,13 @@ def load_wn18rr(root: str | os.PathLike, mirror=None) -> Data:
     from torch_geometric.datasets import WordNet18RR
 
     base = Path(root) / "WordNet18RR"
-    data = build_from_mirror("WN18RR", mirror, "WordNet18RR/raw", base / "raw", KG_FILES,
-                             lambda: WordNet18RR(str(base))[0])
+    data = build_from_mirror(
+        "WN18RR",
+        mirror,
+        "WordNet18RR/raw",
+        base / "raw",
+        KG_FILES,
+        lambda: WordNet18RR(str(base))[0],
+    )
     data.num_relations = int(data.edge_type.max()) + 1
     return data

@@ -25,14 +25,19 @@ def accepts_seed(loader_cfg: DictConfig | dict) -> bool:
     return "seed" in params
 
 
-def load_dataset(loader_cfg: DictConfig | dict, data_dir: str | Path, mirror=None,
-                 seed: int | None = None) -> Any:
+def load_dataset(
+    loader_cfg: DictConfig | dict, data_dir: str | Path, mirror=None, seed: int | None = None
+) -> Any:
     """Instantiate ``loader_cfg`` with ``root``/``mirror`` (+ ``seed`` if accepted), cached."""
     cfg = loader_cfg if isinstance(loader_cfg, DictConfig) else OmegaConf.create(loader_cfg)
     seeded = accepts_seed(cfg)
     mirror_path = resolve_mirror(mirror)
-    key = (OmegaConf.to_yaml(cfg), str(Path(data_dir).resolve()), str(mirror_path),
-           seed if seeded else None)
+    key = (
+        OmegaConf.to_yaml(cfg),
+        str(Path(data_dir).resolve()),
+        str(mirror_path),
+        seed if seeded else None,
+    )
     if key not in _CACHE:
         kwargs = {"root": str(data_dir), "mirror": mirror_path}
         if seeded:

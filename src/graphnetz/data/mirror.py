@@ -70,8 +70,13 @@ def stage_files(
     return True
 
 
-def unavailable(dataset: str, mirror: Path | None, relative_dir: str, files: Iterable[str],
-                cause: BaseException | None = None) -> DatasetUnavailableError:
+def unavailable(
+    dataset: str,
+    mirror: Path | None,
+    relative_dir: str,
+    files: Iterable[str],
+    cause: BaseException | None = None,
+) -> DatasetUnavailableError:
     """A uniform, actionable error for a dataset that could not be found or downloaded."""
     tried = [str((mirror / relative_dir) if mirror else f"<no mirror set>/{relative_dir}")]
     msg = (
@@ -87,8 +92,14 @@ def unavailable(dataset: str, mirror: Path | None, relative_dir: str, files: Ite
 T = TypeVar("T")
 
 
-def build_from_mirror(dataset: str, mirror, relative_dir: str, target_dir: str | os.PathLike,
-                      files: Iterable[str], build: Callable[[], T]) -> T:
+def build_from_mirror(
+    dataset: str,
+    mirror,
+    relative_dir: str,
+    target_dir: str | os.PathLike,
+    files: Iterable[str],
+    build: Callable[[], T],
+) -> T:
     """Stage ``files`` from the mirror (when it has them), then ``build()`` the dataset.
 
     ``build`` is torch_geometric's class, which finds the staged raw files and skips its

@@ -34,11 +34,14 @@ from .multilabel import random_split_masks, undirected_edge_index
 BLOCK_ENTRIES = 1 << 20  # pairs per sampling block (≈ 8 MB per float64 array)
 
 
-def hypersphere_points(num_nodes: int, num_features: int, num_labels: int,
-                       rng: np.random.Generator,
-                       radius_range: tuple[float, float] = (0.2, 0.75),
-                       sphere_rng: np.random.Generator | None = None,
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def hypersphere_points(
+    num_nodes: int,
+    num_features: int,
+    num_labels: int,
+    rng: np.random.Generator,
+    radius_range: tuple[float, float] = (0.2, 0.75),
+    sphere_rng: np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Points, labels, label-sphere centres and radii of the hypersphere method.
 
     The spheres are drawn from ``sphere_rng`` (default: ``rng``), the points from ``rng``.
@@ -73,8 +76,9 @@ def attachment_probability(distance: np.ndarray, alpha: float, b: float) -> np.n
         return 1.0 / (1.0 + (distance / b) ** alpha)
 
 
-def social_distance_edges(y: np.ndarray, alpha: float, b: float,
-                          rng: np.random.Generator) -> np.ndarray:
+def social_distance_edges(
+    y: np.ndarray, alpha: float, b: float, rng: np.random.Generator
+) -> np.ndarray:
     """Undirected pairs ``[2, M]`` (i < j) drawn with p_ij from normalised Hamming distance.
 
     Row block [s, e) is compared against columns j > s only; a block holds at most
@@ -98,11 +102,19 @@ def social_distance_edges(y: np.ndarray, alpha: float, b: float,
     return np.concatenate(found, axis=1) if found else np.zeros((2, 0), np.int64)
 
 
-def generate_ml_graph(*, seed: int, num_nodes: int = 3000, num_features: int = 10,
-                      num_labels: int = 20, alpha: float = 4.0, b: float = 0.05,
-                      irrelevant_features: int = 0, feature_quality: float = 1.0,
-                      radius_range: tuple[float, float] = (0.2, 0.75),
-                      sphere_seed: int = 0) -> dict[str, Any]:
+def generate_ml_graph(
+    *,
+    seed: int,
+    num_nodes: int = 3000,
+    num_features: int = 10,
+    num_labels: int = 20,
+    alpha: float = 4.0,
+    b: float = 0.05,
+    irrelevant_features: int = 0,
+    feature_quality: float = 1.0,
+    radius_range: tuple[float, float] = (0.2, 0.75),
+    sphere_seed: int = 0,
+) -> dict[str, Any]:
     """The raw generator output: ``x``, ``y``, ``edges`` (i < j), ``centres``, ``radii``.
 
     The label spheres (the label model) come from ``sphere_seed`` and stay fixed across
@@ -113,23 +125,44 @@ def generate_ml_graph(*, seed: int, num_nodes: int = 3000, num_features: int = 1
     if irrelevant_features < 0:
         raise ValueError(f"irrelevant_features must be >= 0, got {irrelevant_features}")
     rng = np.random.default_rng(seed)
-    points, y, centres, radii = hypersphere_points(num_nodes, num_features, num_labels, rng,
-                                                   tuple(radius_range),
-                                                   np.random.default_rng(sphere_seed))
+    points, y, centres, radii = hypersphere_points(
+        num_nodes,
+        num_features,
+        num_labels,
+        rng,
+        tuple(radius_range),
+        np.random.default_rng(sphere_seed),
+    )
     kept = np.sort(rng.permutation(num_features)[: int(round(feature_quality * num_features))])
     noise = rng.uniform(-1.0, 1.0, (num_nodes, num_features - kept.size + irrelevant_features))
     x = np.concatenate([points[:, kept], noise], axis=1)
     edges = social_distance_edges(y, alpha, b, rng)
-    return {"x": x, "y": y, "edges": edges, "points": points, "centres": centres,
-            "radii": radii, "kept_features": kept}
+    return {
+        "x": x,
+        "y": y,
+        "edges": edges,
+        "points": points,
+        "centres": centres,
+        "radii": radii,
+        "kept_features": kept,
+    }
 
 
-def load_ml_synthetic(root: str | None = None, mirror=None, *, seed: int,
-                      num_nodes: int = 3000, num_features: int = 10, num_labels: int = 20,
-                      alpha: float = 4.0, b: float = 0.05, irrelevant_features: int = 0,
-                      feature_quality: float = 1.0,
-                      radius_range: tuple[float, float] = (0.2, 0.75),
-                      sphere_seed: int = 0) -> Data:
+def load_ml_synthetic(
+    root: str | None = None,
+    mirror=None,
+    *,
+    seed: int,
+    num_nodes: int = 3000,
+    num_features: int = 10,
+    num_labels: int = 20,
+    alpha: float = 4.0,
+    b: float = 0.05,
+    irrelevant_features: int = 0,
+    feature_quality: float = 1.0,
+    radius_range: tuple[float, float] = (0.2, 0.75),
+    sphere_seed: int = 0,
+) -> Data:
     """A seeded synthetic multi-label graph as a ``Data`` (loader contract of §7).
 
     ``root``/``mirror`` are accepted for the common loader signature and unused (nothing
@@ -137,27 +170,49 @@ def load_ml_synthetic(root: str | None = None, mirror=None, *, seed: int,
     Defaults α = 4, b = 0.05 give a mid homophily (≈ 0.60, ≈ 146k edges at 3000 nodes);
     MLGNC's Hyperspheres_10_10_0 graph used α = 8.8, b = 0.12 (its info.txt).
     """
-    g = generate_ml_graph(seed=seed, num_nodes=num_nodes, num_features=num_features,
-                          num_labels=num_labels, alpha=alpha, b=b,
-                          irrelevant_features=irrelevant_features,
-                          feature_quality=feature_quality, radius_range=radius_range,
-                          sphere_seed=sphere_seed)
+    g = generate_ml_graph(
+        seed=seed,
+        num_nodes=num_nodes,
+        num_features=num_features,
+        num_labels=num_labels,
+        alpha=alpha,
+        b=b,
+        irrelevant_features=irrelevant_features,
+        feature_quality=feature_quality,
+        radius_range=radius_range,
+        sphere_seed=sphere_seed,
+    )
     edge_index = undirected_edge_index(g["edges"][0], g["edges"][1], num_nodes)
-    note = (f"given: {g['kept_features'].size} of {num_features} relevant hypersphere "
-            f"coordinates (feature_quality={feature_quality}) + "
-            f"{g['x'].shape[1] - g['kept_features'].size} U(-1,1) noise columns")
-    return Data(x=torch.from_numpy(g["x"].astype(np.float32)), edge_index=edge_index,
-                y=torch.from_numpy(g["y"].astype(np.float32)), feature_note=note,
-                num_nodes=num_nodes, **random_split_masks(num_nodes, seed))
+    note = (
+        f"given: {g['kept_features'].size} of {num_features} relevant hypersphere "
+        f"coordinates (feature_quality={feature_quality}) + "
+        f"{g['x'].shape[1] - g['kept_features'].size} U(-1,1) noise columns"
+    )
+    return Data(
+        x=torch.from_numpy(g["x"].astype(np.float32)),
+        edge_index=edge_index,
+        y=torch.from_numpy(g["y"].astype(np.float32)),
+        feature_note=note,
+        num_nodes=num_nodes,
+        **random_split_masks(num_nodes, seed),
+    )
 
 
 DEFAULT_B_CANDIDATES = (0.12, 0.08, 0.05, 0.03, 0.02, 0.01)
 
 
-def find_alpha_b(target_homophily: float, b: float | Sequence[float] | None = None, *,
-                 num_nodes: int = 1000, seed: int = 0, sphere_seed: int = 0,
-                 alpha_range: tuple[float, float] = (0.05, 64.0), tol: float = 0.005,
-                 max_iter: int = 40, **generator_kwargs: Any) -> tuple[float, float, float]:
+def find_alpha_b(
+    target_homophily: float,
+    b: float | Sequence[float] | None = None,
+    *,
+    num_nodes: int = 1000,
+    seed: int = 0,
+    sphere_seed: int = 0,
+    alpha_range: tuple[float, float] = (0.05, 64.0),
+    tol: float = 0.005,
+    max_iter: int = 40,
+    **generator_kwargs: Any,
+) -> tuple[float, float, float]:
     """Find (α, b) whose graphs have label homophily ≈ ``target_homophily``.
 
     Method: one seeded label sample of ``num_nodes`` points (homophily is a mean over
@@ -175,12 +230,19 @@ def find_alpha_b(target_homophily: float, b: float | Sequence[float] | None = No
     kwargs = {"num_features": 10, "num_labels": 20, "radius_range": (0.2, 0.75)}
     unknown = set(generator_kwargs) - set(kwargs)
     if unknown:
-        raise ValueError(f"unknown generator arguments {sorted(unknown)}; allowed: {sorted(kwargs)}")
+        raise ValueError(
+            f"unknown generator arguments {sorted(unknown)}; allowed: {sorted(kwargs)}"
+        )
     kwargs.update(generator_kwargs)
     rng = np.random.default_rng(seed)
-    _, y, _, _ = hypersphere_points(num_nodes, kwargs["num_features"], kwargs["num_labels"],
-                                    rng, tuple(kwargs["radius_range"]),
-                                    np.random.default_rng(sphere_seed))
+    _, y, _, _ = hypersphere_points(
+        num_nodes,
+        kwargs["num_features"],
+        kwargs["num_labels"],
+        rng,
+        tuple(kwargs["radius_range"]),
+        np.random.default_rng(sphere_seed),
+    )
     i, j = np.triu_indices(num_nodes, k=1)
     yf = y.astype(np.float64)
     sizes = yf.sum(1)
@@ -221,6 +283,10 @@ def find_alpha_b(target_homophily: float, b: float | Sequence[float] | None = No
 
 
 __all__ = [
-    "attachment_probability", "find_alpha_b", "generate_ml_graph", "hypersphere_points",
-    "load_ml_synthetic", "social_distance_edges",
+    "attachment_probability",
+    "find_alpha_b",
+    "generate_ml_graph",
+    "hypersphere_points",
+    "load_ml_synthetic",
+    "social_distance_edges",
 ]

@@ -35,7 +35,9 @@ from graphnetz.atomic import write_atomic
 
 from .mirror import DatasetUnavailableError, resolve_mirror, stage_files, unavailable
 
-MLGNC_SOURCE = "https://github.com/Tianqi-py/MLGNC/tree/e7f609fbc226cff5d4ec2a8eed114a4c2177b51f/data"
+MLGNC_SOURCE = (
+    "https://github.com/Tianqi-py/MLGNC/tree/e7f609fbc226cff5d4ec2a8eed114a4c2177b51f/data"
+)
 CACHE_VERSION = 2
 SPLIT_FILES = ("split_0.pt", "split_1.pt", "split_2.pt")
 
@@ -63,26 +65,40 @@ def masks_from_indices(splits: Sequence[dict[str, Any]], num_nodes: int) -> dict
     return out
 
 
-def random_split_masks(num_nodes: int, seed: int, num_splits: int = 1,
-                       fractions: tuple[float, float] = (0.6, 0.2)) -> dict[str, torch.Tensor]:
+def random_split_masks(
+    num_nodes: int, seed: int, num_splits: int = 1, fractions: tuple[float, float] = (0.6, 0.2)
+) -> dict[str, torch.Tensor]:
     """Seeded random train/val/test masks (default 60/20/20); split k uses seed + k."""
     splits = []
     for k in range(num_splits):
         perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(seed + k))
         n_train = int(round(fractions[0] * num_nodes))
         n_val = int(round(fractions[1] * num_nodes))
-        splits.append({"train_mask": perm[:n_train], "val_mask": perm[n_train:n_train + n_val],
-                       "test_mask": perm[n_train + n_val:]})
+        splits.append(
+            {
+                "train_mask": perm[:n_train],
+                "val_mask": perm[n_train : n_train + n_val],
+                "test_mask": perm[n_train + n_val :],
+            }
+        )
     return masks_from_indices(splits, num_nodes)
 
 
 def _build_data(x, edge_index, y, masks, feature_note: str, split_note: str) -> Data:
-    return Data(x=x, edge_index=edge_index, y=y.float(), feature_note=feature_note,
-                split_note=split_note, num_nodes=int(y.shape[0]), **masks)
+    return Data(
+        x=x,
+        edge_index=edge_index,
+        y=y.float(),
+        feature_note=feature_note,
+        split_note=split_note,
+        num_nodes=int(y.shape[0]),
+        **masks,
+    )
 
 
-def _stage(name: str, root: str | os.PathLike, mirror, relative_dir: str,
-           files: Sequence[str]) -> Path:
+def _stage(
+    name: str, root: str | os.PathLike, mirror, relative_dir: str, files: Sequence[str]
+) -> Path:
     """Stage MLGNC raw files into ``root/relative_dir`` or raise an actionable error."""
     mirror_path = resolve_mirror(mirror)
     target = Path(root) / relative_dir
@@ -98,12 +114,16 @@ def _stage(name: str, root: str | os.PathLike, mirror, relative_dir: str,
 def split_overlaps(masks: dict[str, torch.Tensor]) -> dict[str, int]:
     """Nodes shared by two of train/val/test, summed over splits (all 0 for a valid split)."""
     tr, va, te = (masks[k] for k in ("train_mask", "val_mask", "test_mask"))
-    return {"train&val": int((tr & va).sum()), "train&test": int((tr & te).sum()),
-            "val&test": int((va & te).sum())}
+    return {
+        "train&val": int((tr & va).sum()),
+        "train&test": int((tr & te).sum()),
+        "val&test": int((va & te).sum()),
+    }
 
 
-def _mlgnc_splits(name: str, root, mirror, relative_dir: str, num_nodes: int,
-                  split_seed: int) -> tuple[dict[str, torch.Tensor], str]:
+def _mlgnc_splits(
+    name: str, root, mirror, relative_dir: str, num_nodes: int, split_seed: int
+) -> tuple[dict[str, torch.Tensor], str]:
     """The shipped ``split_{0,1,2}.pt`` as [N, 3] masks, plus a note saying what was used.
 
     Falls back to three seeded 60/20/20 splits (seeds split_seed + k) when the files are
@@ -119,8 +139,10 @@ def _mlgnc_splits(name: str, root, mirror, relative_dir: str, num_nodes: int,
     masks = masks_from_indices(splits, num_nodes)
     overlaps = split_overlaps(masks)
     if any(overlaps.values()):
-        note = (f"seeded 60/20/20 (seeds {split_seed}..{split_seed + 2}): the shipped "
-                f"{relative_dir}/split_*.pt overlap ({overlaps}, summed over 3 splits)")
+        note = (
+            f"seeded 60/20/20 (seeds {split_seed}..{split_seed + 2}): the shipped "
+            f"{relative_dir}/split_*.pt overlap ({overlaps}, summed over 3 splits)"
+        )
         warnings.warn(f"{name}: {note}", stacklevel=3)
         return random_split_masks(num_nodes, split_seed, num_splits=len(SPLIT_FILES)), note
     return masks, f"shipped {relative_dir}/split_{{0,1,2}}.pt"
@@ -149,6 +171,7 @@ def _read_matrix(path: Path, header=None) -> torch.Tensor:
 # ------------------------------------------------------------------ biological datasets
 def load_pcg(root: str, mirror=None, split_seed: int = 0) -> Data:
     """PCG (protein phenotypes): 3233 nodes, 32 given features, 15 labels, 3 shipped splits."""
+
     def build() -> Data:
         rel = "MLGNC/pcg_removed_isolated_nodes"
         folder = _stage("pcg", root, mirror, rel, ["features.csv", "labels.csv", "edges_undir.csv"])
@@ -157,26 +180,41 @@ def load_pcg(root: str, mirror=None, split_seed: int = 0) -> Data:
         edges = pd.read_csv(folder / "edges_undir.csv", header=None).to_numpy(np.int64)
         n = y.shape[0]
         masks, split_note = _mlgnc_splits("pcg", root, mirror, rel + "_0.6", n, split_seed)
-        return _build_data(x, undirected_edge_index(edges[:, 0], edges[:, 1], n), y, masks,
-                           "given: 32 protein features", split_note)
+        return _build_data(
+            x,
+            undirected_edge_index(edges[:, 0], edges[:, 1], n),
+            y,
+            masks,
+            "given: 32 protein features",
+            split_note,
+        )
+
     return _cached(root, "pcg", build)
 
 
 def _load_go(name: str, folder_name: str, root, mirror) -> Data:
     """HumLoc/EukLoc: edge_list.csv (prot1, prot2 as floats + per-type weights, ignored)."""
+
     def build() -> Data:
         rel = f"MLGNC/{folder_name}"
-        folder = _stage(name, root, mirror, rel,
-                        ["features.csv", "labels.csv", "edge_list.csv", "split.pt"])
+        folder = _stage(
+            name, root, mirror, rel, ["features.csv", "labels.csv", "edge_list.csv", "split.pt"]
+        )
         x = _read_matrix(folder / "features.csv")
         y = _read_matrix(folder / "labels.csv")
         edges = pd.read_csv(folder / "edge_list.csv", usecols=["prot1", "prot2"])
         edges = edges.to_numpy(np.float64).round().astype(np.int64)
         n = y.shape[0]
         split = torch.load(folder / "split.pt", weights_only=True)
-        return _build_data(x, undirected_edge_index(edges[:, 0], edges[:, 1], n), y,
-                           masks_from_indices([split], n),
-                           "given: 32 protein sequence features", f"shipped {rel}/split.pt")
+        return _build_data(
+            x,
+            undirected_edge_index(edges[:, 0], edges[:, 1], n),
+            y,
+            masks_from_indices([split], n),
+            "given: 32 protein sequence features",
+            f"shipped {rel}/split.pt",
+        )
+
     return _cached(root, name, build)
 
 
@@ -194,12 +232,14 @@ def load_eukloc(root: str, mirror=None) -> Data:
 def sparse_identity(num_nodes: int) -> torch.Tensor:
     """A sparse COO identity: one-hot node ids at O(N) memory (dense would be O(N²))."""
     idx = torch.arange(num_nodes).repeat(2, 1)
-    return torch.sparse_coo_tensor(idx, torch.ones(num_nodes), (num_nodes, num_nodes),
-                                   check_invariants=True).coalesce()
+    return torch.sparse_coo_tensor(
+        idx, torch.ones(num_nodes), (num_nodes, num_nodes), check_invariants=True
+    ).coalesce()
 
 
-def load_blogcatalog(root: str, mirror=None, split_seed: int = 0,
-                     features: str = "sparse_identity") -> Data:
+def load_blogcatalog(
+    root: str, mirror=None, split_seed: int = 0, features: str = "sparse_identity"
+) -> Data:
     """BlogCatalog: 10312 bloggers, 39 interest groups, no node features.
 
     ``features="sparse_identity"`` (default): x is a sparse COO identity, i.e. a one-hot
@@ -220,16 +260,20 @@ def load_blogcatalog(root: str, mirror=None, split_seed: int = 0,
         adj = mat["network"].tocoo()
         y = torch.from_numpy(np.asarray((mat["group"] != 0).todense(), dtype=np.float32))
         n = y.shape[0]
-        masks, split_note = _mlgnc_splits("blogcatalog", root, mirror,
-                                          "MLGNC/blogcatalog_0.6", n, split_seed)
-        return _build_data(sparse_identity(n), undirected_edge_index(adj.row, adj.col, n),
-                           y, masks, "", split_note)
+        masks, split_note = _mlgnc_splits(
+            "blogcatalog", root, mirror, "MLGNC/blogcatalog_0.6", n, split_seed
+        )
+        return _build_data(
+            sparse_identity(n), undirected_edge_index(adj.row, adj.col, n), y, masks, "", split_note
+        )
 
     data = _cached(root, "blogcatalog", build)
     if features == "dense_identity":
         data.x = data.x.to_dense()
-    data.feature_note = (f"identity (BlogCatalog has no features; {features.replace('_', ' ')}"
-                         " one-hot node ids, equivalent to a learnable node embedding)")
+    data.feature_note = (
+        f"identity (BlogCatalog has no features; {features.replace('_', ' ')}"
+        " one-hot node ids, equivalent to a learnable node embedding)"
+    )
     return data
 
 
@@ -271,18 +315,27 @@ def load_dblp(root: str, mirror=None, split_seed: int = 0) -> Data:
     The original node features (split zip archives over 4 MiB) are absent offline, so x
     is the structural fallback of :func:`structural_features` (recorded in feature_note).
     """
+
     def build() -> Data:
         folder = _stage("dblp", root, mirror, "MLGNC/dblp", ["dblp.edgelist", "labels.txt"])
         y = _read_matrix(folder / "labels.txt")
         edges = pd.read_csv(folder / "dblp.edgelist", sep="\t", header=None).to_numpy(np.int64)
         n = y.shape[0]
         edge_index = undirected_edge_index(edges[:, 0], edges[:, 1], n)
-        masks, split_note = _mlgnc_splits("dblp", root, mirror, "MLGNC/dblp/dblp_0.6", n,
-                                          split_seed)
-        return _build_data(structural_features(edge_index, n), edge_index, y, masks,
-                           "structural fallback (DBLP features missing offline): z-scored "
-                           "log-degree, clustering, mean neighbour log-degree, random-walk "
-                           "return probabilities k=2,3", split_note)
+        masks, split_note = _mlgnc_splits(
+            "dblp", root, mirror, "MLGNC/dblp/dblp_0.6", n, split_seed
+        )
+        return _build_data(
+            structural_features(edge_index, n),
+            edge_index,
+            y,
+            masks,
+            "structural fallback (DBLP features missing offline): z-scored "
+            "log-degree, clustering, mean neighbour log-degree, random-walk "
+            "return probabilities k=2,3",
+            split_note,
+        )
+
     return _cached(root, "dblp", build)
 
 
@@ -302,14 +355,31 @@ def load_yelp(root: str, mirror=None) -> Data:
     except Exception as exc:  # offline: the Google-Drive download fails
         raise unavailable("yelp", mirror_path, "Yelp/raw", YELP_FILES, exc) from exc
     n = data.num_nodes
-    return _build_data(data.x, undirected_edge_index(*data.edge_index.numpy(), n), data.y,
-                       {k: data[k] for k in ("train_mask", "val_mask", "test_mask")},
-                       "given: 300-dim review word2vec features", "GraphSAINT split")
+    return _build_data(
+        data.x,
+        undirected_edge_index(*data.edge_index.numpy(), n),
+        data.y,
+        {k: data[k] for k in ("train_mask", "val_mask", "test_mask")},
+        "given: 300-dim review word2vec features",
+        "GraphSAINT split",
+    )
 
 
-PROTEINS_FILES = tuple(f"raw/{f}.csv.gz" for f in (
-    "edge", "edge-feat", "node-label", "node_species", "num-node-list", "num-edge-list",
-)) + tuple(f"split/species/{s}.csv.gz" for s in ("train", "valid", "test")) + ("RELEASE_v1.txt",)
+PROTEINS_FILES = (
+    tuple(
+        f"raw/{f}.csv.gz"
+        for f in (
+            "edge",
+            "edge-feat",
+            "node-label",
+            "node_species",
+            "num-node-list",
+            "num-edge-list",
+        )
+    )
+    + tuple(f"split/species/{s}.csv.gz" for s in ("train", "valid", "test"))
+    + ("RELEASE_v1.txt",)
+)
 
 
 def load_ogbn_proteins(root: str, mirror=None) -> Data:
@@ -327,20 +397,28 @@ def load_ogbn_proteins(root: str, mirror=None) -> Data:
         ) from exc
     mirror_path = resolve_mirror(mirror)
     base = Path(root) / "ogb"
-    stage_files(mirror_path, "ogbn_proteins", base / "ogbn_proteins", PROTEINS_FILES,
-                "ogbn_proteins")
+    stage_files(
+        mirror_path, "ogbn_proteins", base / "ogbn_proteins", PROTEINS_FILES, "ogbn_proteins"
+    )
     try:
         dataset = PygNodePropPredDataset("ogbn-proteins", root=str(base))
     except Exception as exc:
-        raise unavailable("ogbn_proteins", mirror_path, "ogbn_proteins", PROTEINS_FILES,
-                          exc) from exc
+        raise unavailable(
+            "ogbn_proteins", mirror_path, "ogbn_proteins", PROTEINS_FILES, exc
+        ) from exc
     data, split = dataset[0], dataset.get_idx_split()
     n = data.num_nodes
     src, dst = data.edge_index
     x = torch.zeros(n, data.edge_attr.size(1)).index_add_(0, dst, data.edge_attr.float())
     x /= torch.bincount(dst, minlength=n).clamp(min=1).unsqueeze(1)
-    masks = masks_from_indices([{"train_mask": split["train"], "val_mask": split["valid"],
-                                 "test_mask": split["test"]}], n)
-    return _build_data(x, undirected_edge_index(src.numpy(), dst.numpy(), n), data.y, masks,
-                       "mean of incident edge features (proteins have no node features)",
-                       "OGB species split")
+    masks = masks_from_indices(
+        [{"train_mask": split["train"], "val_mask": split["valid"], "test_mask": split["test"]}], n
+    )
+    return _build_data(
+        x,
+        undirected_edge_index(src.numpy(), dst.numpy(), n),
+        data.y,
+        masks,
+        "mean of incident edge features (proteins have no node features)",
+        "OGB species split",
+    )

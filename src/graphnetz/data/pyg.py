@@ -22,16 +22,23 @@ def planetoid_raw_files(name: str) -> list[str]:
     return [f"ind.{name.lower()}.{suffix}" for suffix in _PLANETOID_SUFFIXES]
 
 
-def load_planetoid(root: str | os.PathLike, mirror=None, *, name: str, split: str = "public") -> Data:
+def load_planetoid(
+    root: str | os.PathLike, mirror=None, *, name: str, split: str = "public"
+) -> Data:
     """Planetoid citation graph with its canonical (public) split masks."""
     from torch_geometric.datasets import Planetoid
 
     if name not in PLANETOID_NAMES:
         raise ValueError(f"unknown Planetoid dataset {name!r}; valid: {list(PLANETOID_NAMES)}")
     base = Path(root) / "Planetoid"
-    return build_from_mirror(name, mirror, f"Planetoid/{name}/raw", base / name / "raw",
-                             planetoid_raw_files(name),
-                             lambda: Planetoid(str(base), name, split=split)[0])
+    return build_from_mirror(
+        name,
+        mirror,
+        f"Planetoid/{name}/raw",
+        base / name / "raw",
+        planetoid_raw_files(name),
+        lambda: Planetoid(str(base), name, split=split)[0],
+    )
 
 
 def load_karate(root=None, mirror=None) -> Data:

@@ -39,12 +39,17 @@ def to_data(graph: nx.Graph) -> Data:
     edge_index = torch.cat([edges, edges.flip(0)], dim=1)  # both directions
     deg = torch.bincount(edge_index[0], minlength=n).float()
     x = torch.stack([torch.ones_like(deg), deg / 10], dim=1)
-    return Data(x=x, edge_index=edge_index, num_nodes=n,
-                y=torch.tensor([triangles_per_node(graph)], dtype=torch.float))
+    return Data(
+        x=x,
+        edge_index=edge_index,
+        num_nodes=n,
+        y=torch.tensor([triangles_per_node(graph)], dtype=torch.float),
+    )
 
 
-def load_triangle_counts(root: str | os.PathLike | None = None, mirror=None, *, seed: int,
-                         num_graphs: int = 1000) -> list[Data]:
+def load_triangle_counts(
+    root: str | os.PathLike | None = None, mirror=None, *, seed: int, num_graphs: int = 1000
+) -> list[Data]:
     """``num_graphs`` random graphs with target triangles/node, resampled per ``seed``."""
     if num_graphs < 10:
         raise ValueError(f"num_graphs must be >= 10 (for an 80/10/10 split), got {num_graphs!r}")

@@ -31,13 +31,24 @@ def load_tudataset(root: str | os.PathLike, mirror=None, *, name: str, use_node_
     if name not in TU_NAMES:
         raise ValueError(f"unknown TUDataset {name!r}; valid: {list(TU_NAMES)}")
     base = Path(root) / "TUDataset"
-    return build_from_mirror(name, mirror, f"TUDataset/{name}/raw", base / name / "raw",
-                             tu_raw_files(name),
-                             lambda: TUDataset(str(base), name, use_node_attr=use_node_attr))
+    return build_from_mirror(
+        name,
+        mirror,
+        f"TUDataset/{name}/raw",
+        base / name / "raw",
+        tu_raw_files(name),
+        lambda: TUDataset(str(base), name, use_node_attr=use_node_attr),
+    )
 
 
-ZINC_FILES = ("molecules/train.pickle", "molecules/val.pickle", "molecules/test.pickle",
-              "molecules/train.index", "molecules/val.index", "molecules/test.index")
+ZINC_FILES = (
+    "molecules/train.pickle",
+    "molecules/val.pickle",
+    "molecules/test.pickle",
+    "molecules/train.index",
+    "molecules/val.index",
+    "molecules/test.index",
+)
 
 
 def load_zinc(root: str | os.PathLike, mirror=None, *, subset: bool = True) -> dict:
@@ -51,9 +62,16 @@ def load_zinc(root: str | os.PathLike, mirror=None, *, subset: bool = True) -> d
 
     base = Path(root) / "ZINC"
     return build_from_mirror(
-        "ZINC", mirror, "ZINC/raw", base / "raw", ZINC_FILES,
-        lambda: {split: ZINC(str(base), subset=subset, split=split, transform=_one_hot_atoms)
-                 for split in ("train", "val", "test")})
+        "ZINC",
+        mirror,
+        "ZINC/raw",
+        base / "raw",
+        ZINC_FILES,
+        lambda: {
+            split: ZINC(str(base), subset=subset, split=split, transform=_one_hot_atoms)
+            for split in ("train", "val", "test")
+        },
+    )
 
 
 ZINC_ATOM_TYPES = 28

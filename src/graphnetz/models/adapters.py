@@ -30,13 +30,18 @@ LINK_TASKS = ("link_pred",)
 class PooledEncoder(nn.Module):
     """Node encoder -> global mean pool -> MLP: a graph-level model from any node encoder."""
 
-    def __init__(self, encoder: nn.Module, hidden_channels: int, out_channels: int,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, encoder: nn.Module, hidden_channels: int, out_channels: int, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.encoder = encoder
-        self.head = nn.Sequential(nn.ReLU(), nn.Linear(hidden_channels, hidden_channels),
-                                  nn.ReLU(), nn.Dropout(dropout),
-                                  nn.Linear(hidden_channels, out_channels))
+        self.head = nn.Sequential(
+            nn.ReLU(),
+            nn.Linear(hidden_channels, hidden_channels),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(hidden_channels, out_channels),
+        )
 
     def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor) -> Tensor:
         return self.head(global_mean_pool(self.encoder(x, edge_index), batch))
@@ -59,8 +64,14 @@ class LinkPredictor(nn.Module):
 class RelationalLinkPredictor(LinkPredictor):
     """Learned entity embeddings -> node encoder -> DistMult decoder <z_h, r, z_t>."""
 
-    def __init__(self, encoder: nn.Module, num_nodes: int, num_relations: int,
-                 embedding_dim: int, hidden_channels: int) -> None:
+    def __init__(
+        self,
+        encoder: nn.Module,
+        num_nodes: int,
+        num_relations: int,
+        embedding_dim: int,
+        hidden_channels: int,
+    ) -> None:
         super().__init__(encoder)
         self.node_embedding = nn.Embedding(num_nodes, embedding_dim)
         self.relation_embedding = nn.Embedding(num_relations, hidden_channels)
@@ -82,8 +93,15 @@ class RelationalLinkPredictor(LinkPredictor):
         return (z[heads] * self.relation_embedding(relation)) @ z.t()
 
 
-def wrap_for_task(factory: EncoderFactory, cls: type, task_type: str, in_channels: int,
-                  out_channels: int, hidden_channels: int = 64, **extras) -> nn.Module:
+def wrap_for_task(
+    factory: EncoderFactory,
+    cls: type,
+    task_type: str,
+    in_channels: int,
+    out_channels: int,
+    hidden_channels: int = 64,
+    **extras,
+) -> nn.Module:
     """The model of a run: ``factory(in, out)`` builds the encoder, the adapter its head.
 
     ``extras`` come from the task's data (``TaskData.extras``): ``num_relations`` and
@@ -94,15 +112,23 @@ def wrap_for_task(factory: EncoderFactory, cls: type, task_type: str, in_channel
     if task_type in GRAPH_TASKS:
         if getattr(cls, "graph_level", False):
             return factory(in_channels, out_channels)
-        return PooledEncoder(factory(in_channels, hidden_channels), hidden_channels,
-                             out_channels, dropout=extras.get("head_dropout", 0.0))
+        return PooledEncoder(
+            factory(in_channels, hidden_channels),
+            hidden_channels,
+            out_channels,
+            dropout=extras.get("head_dropout", 0.0),
+        )
     if task_type in LINK_TASKS:
         if extras.get("num_relations") is not None:
             # no input features (in_channels 0): entity embeddings of the hidden size
             dim = in_channels if in_channels > 0 else hidden_channels
             return RelationalLinkPredictor(
-                factory(dim, hidden_channels), int(extras["num_nodes"]),
-                int(extras["num_relations"]), dim, hidden_channels)
+                factory(dim, hidden_channels),
+                int(extras["num_nodes"]),
+                int(extras["num_relations"]),
+                dim,
+                hidden_channels,
+            )
         return LinkPredictor(factory(in_channels, hidden_channels))
     valid = list(NODE_TASKS + GRAPH_TASKS + LINK_TASKS)
     raise ValueError(f"no adapter for task type {task_type!r}; valid: {valid}")

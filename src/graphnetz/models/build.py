@@ -17,7 +17,11 @@ META_KEYS = ("name",)
 
 
 def model_kwargs(model_cfg: DictConfig | dict) -> dict[str, Any]:
-    cfg = OmegaConf.to_container(model_cfg, resolve=True) if isinstance(model_cfg, DictConfig) else dict(model_cfg)
+    cfg = (
+        OmegaConf.to_container(model_cfg, resolve=True)
+        if isinstance(model_cfg, DictConfig)
+        else dict(model_cfg)
+    )
     return {k: v for k, v in cfg.items() if k not in META_KEYS}
 
 
@@ -33,8 +37,10 @@ def incompatibility(model_cfg, task_type: str) -> str | None:
         return None  # undeclared: let the run try, a failure is recorded as such
     if task_type not in supported:
         name = model_cfg.get("name", cls.__name__)
-        return (f"model {name!r} ({cls.__name__}) does not support task type {task_type!r}; "
-                f"it supports {sorted(supported)}")
+        return (
+            f"model {name!r} ({cls.__name__}) does not support task type {task_type!r}; "
+            f"it supports {sorted(supported)}"
+        )
     return None
 
 
@@ -45,14 +51,21 @@ def default_dropout(task_type: str) -> float:
     return task_class(task_type).default_dropout
 
 
-def build_model(model_cfg, task_type: str, in_channels: int, out_channels: int,
-                **extras: Any) -> nn.Module:
+def build_model(
+    model_cfg, task_type: str, in_channels: int, out_channels: int, **extras: Any
+) -> nn.Module:
     """Instantiate the model for ``task_type`` with data-dependent sizes filled in."""
     from graphnetz.models.adapters import wrap_for_task
 
     kwargs = model_kwargs(model_cfg)
     if "dropout" in kwargs and kwargs["dropout"] is None:
         kwargs["dropout"] = default_dropout(task_type)
-    return wrap_for_task(lambda i, o: instantiate(kwargs, in_channels=i, out_channels=o),
-                         model_class(model_cfg), task_type, in_channels, out_channels,
-                         kwargs.get("hidden_channels", 64), **extras)
+    return wrap_for_task(
+        lambda i, o: instantiate(kwargs, in_channels=i, out_channels=o),
+        model_class(model_cfg),
+        task_type,
+        in_channels,
+        out_channels,
+        kwargs.get("hidden_channels", 64),
+        **extras,
+    )

@@ -33,15 +33,17 @@ class HiddenLayers(nn.Module):
         if layers is None or len(layers) < 2:
             raise ValueError(
                 f"DGI pre-training needs a node encoder with >= 2 layers (``layers``); got "
-                f"{type(encoder).__name__} with {0 if layers is None else len(layers)}")
+                f"{type(encoder).__name__} with {0 if layers is None else len(layers)}"
+            )
         self.encoder = encoder
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         return self.encoder.apply_layers(x, edge_index, len(self.encoder.layers) - 1)
 
 
-def train_dgi(encoder: nn.Module, data, epochs: int = 100, lr: float = 1e-3,
-              seed: int = 0) -> Tensor:
+def train_dgi(
+    encoder: nn.Module, data, epochs: int = 100, lr: float = 1e-3, seed: int = 0
+) -> Tensor:
     """Train ``encoder`` (``(x, edge_index) -> [N, hidden]``) with DGI on ``data`` in place.
 
     Returns the embeddings ``[N, hidden]`` of the trained encoder (eval mode, detached).

@@ -92,8 +92,10 @@ class GraphSAGE(NodeEncoder):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         if x.is_sparse:  # SAGEConv aggregates raw features, which sparse tensors cannot do
-            raise ValueError("GraphSAGE needs dense node features; for sparse one-hot features "
-                             "(e.g. BlogCatalog) use model=sage_sampled, which projects first")
+            raise ValueError(
+                "GraphSAGE needs dense node features; for sparse one-hot features "
+                "(e.g. BlogCatalog) use model=sage_sampled, which projects first"
+            )
         return super().forward(x, edge_index)
 
     def make_layer(self, d_in, d_out, last, aggr: str = "mean"):
@@ -107,16 +109,33 @@ class _MultiHead(NodeEncoder):
 
     conv: ClassVar[type]
 
-    def __init__(self, in_channels, hidden_channels=64, out_channels=None, num_layers=2,
-                 dropout=0.5, heads: int = 8, attn_dropout: float = 0.6, **kw):
+    def __init__(
+        self,
+        in_channels,
+        hidden_channels=64,
+        out_channels=None,
+        num_layers=2,
+        dropout=0.5,
+        heads: int = 8,
+        attn_dropout: float = 0.6,
+        **kw,
+    ):
         if heads < 1:
             raise ValueError(f"heads must be >= 1, got {heads!r}")
         if hidden_channels % heads:
             raise ValueError(
                 f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})"
             )
-        super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout,
-                         heads=heads, attn_dropout=attn_dropout, **kw)
+        super().__init__(
+            in_channels,
+            hidden_channels,
+            out_channels,
+            num_layers,
+            dropout,
+            heads=heads,
+            attn_dropout=attn_dropout,
+            **kw,
+        )
 
     def make_layer(self, d_in, d_out, last, heads, attn_dropout):
         if last:
@@ -150,5 +169,4 @@ def count_parameters(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
-__all__ = ["GAT", "GCN", "MLP", "GraphSAGE", "GraphTransformer", "NodeEncoder",
-           "count_parameters"]
+__all__ = ["GAT", "GCN", "MLP", "GraphSAGE", "GraphTransformer", "NodeEncoder", "count_parameters"]

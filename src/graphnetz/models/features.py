@@ -24,8 +24,9 @@ def input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
         return F.dropout(x, p, training)
     x = x.coalesce()
     values = F.dropout(x.values(), p, training)
-    return torch.sparse_coo_tensor(x.indices(), values, x.shape, is_coalesced=True,
-                                   check_invariants=False)
+    return torch.sparse_coo_tensor(
+        x.indices(), values, x.shape, is_coalesced=True, check_invariants=False
+    )
 
 
 def linear(layer: nn.Linear, x: Tensor) -> Tensor:
@@ -57,7 +58,9 @@ def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tenso
         return u * 0.0
     order = sorted(range(u.dim()), key=lambda d: -u.stride(d))  # outermost dim first
     shape = [num_rows, *u.shape[1:]]
-    noise = u.new_empty([shape[d] for d in order]).permute(*sorted(range(u.dim()), key=order.__getitem__))
+    noise = u.new_empty([shape[d] for d in order]).permute(
+        *sorted(range(u.dim()), key=order.__getitem__)
+    )
     return u * noise.bernoulli_(1 - p)[rows].div_(1 - p)
 
 
@@ -68,7 +71,11 @@ def is_one_hot_ids(x: Tensor) -> bool:
     if x.is_sparse:
         x = x.coalesce()
         idx = x.indices()
-        return idx.size(1) == x.size(0) and bool((idx[0] == idx[1]).all()) and bool((x.values() == 1).all())
+        return (
+            idx.size(1) == x.size(0)
+            and bool((idx[0] == idx[1]).all())
+            and bool((x.values() == 1).all())
+        )
     return bool((x.diagonal() == 1).all()) and int(torch.count_nonzero(x)) == x.size(0)
 
 
@@ -82,8 +89,10 @@ def embedding_decay_warning(x: Tensor | None, weight_decay: float) -> str | None
     """
     if x is None or weight_decay <= 0 or not is_one_hot_ids(x):
         return None
-    return (f"node features are one-hot node ids (a learnable per-node embedding) and "
-            f"task.weight_decay={weight_decay:g} is Adam's coupled L2: it outweighs each "
-            f"row's gradient, and models that learn from these embeddings (GCN, GAT, SAGE, "
-            f"H2GCN, GCN-LPA, LANC) can stay at the label prior. task.weight_decay=0 lets "
-            f"them learn (docs/multilabel.md, 'BlogCatalog and weight decay').")
+    return (
+        f"node features are one-hot node ids (a learnable per-node embedding) and "
+        f"task.weight_decay={weight_decay:g} is Adam's coupled L2: it outweighs each "
+        f"row's gradient, and models that learn from these embeddings (GCN, GAT, SAGE, "
+        f"H2GCN, GCN-LPA, LANC) can stay at the label prior. task.weight_decay=0 lets "
+        f"them learn (docs/multilabel.md, 'BlogCatalog and weight decay')."
+    )

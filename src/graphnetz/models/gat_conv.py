@@ -43,17 +43,23 @@ class SortedGATConv(GATConv):
         self._layouts = GraphCache()
 
     def _fast_path_applies(self, x, edge_index, extra) -> bool:
-        return (not extra and isinstance(x, Tensor) and isinstance(edge_index, Tensor)
-                and not edge_index.is_sparse and edge_index.layout == torch.strided
-                and self.lin is not None and self.res is None and self.edge_dim is None
-                and self.add_self_loops)
+        return (
+            not extra
+            and isinstance(x, Tensor)
+            and isinstance(edge_index, Tensor)
+            and not edge_index.is_sparse
+            and edge_index.layout == torch.strided
+            and self.lin is not None
+            and self.res is None
+            and self.edge_dim is None
+            and self.add_self_loops
+        )
 
     def forward(self, x, edge_index, *args, **kwargs):
         if not self._fast_path_applies(x, edge_index, args or kwargs):
             return super().forward(x, edge_index, *args, **kwargs)
         n, heads, channels = x.size(0), self.heads, self.out_channels
-        layout = self._layouts.get(edge_index, n,
-                                   lambda ei, num: _head_layout(ei, num, heads))
+        layout = self._layouts.get(edge_index, n, lambda ei, num: _head_layout(ei, num, heads))
         if layout is None:
             return super().forward(x, edge_index)
         edges, weighted_sum = layout

@@ -15,8 +15,9 @@ from torch_geometric.nn import GINConv, global_add_pool
 
 
 def _mlp(d_in: int, d_out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(d_in, d_out), nn.BatchNorm1d(d_out), nn.ReLU(),
-                         nn.Linear(d_out, d_out), nn.ReLU())
+    return nn.Sequential(
+        nn.Linear(d_in, d_out), nn.BatchNorm1d(d_out), nn.ReLU(), nn.Linear(d_out, d_out), nn.ReLU()
+    )
 
 
 class GIN(nn.Module):
@@ -25,16 +26,25 @@ class GIN(nn.Module):
     task_types: ClassVar[frozenset[str]] = frozenset({"graph_cls", "graph_reg"})
     graph_level: ClassVar[bool] = True  # adapters use it as it is for graph tasks
 
-    def __init__(self, in_channels: int, hidden_channels: int = 64, out_channels: int = 1,
-                 num_layers: int = 3, dropout: float = 0.5, train_eps: bool = False) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        hidden_channels: int = 64,
+        out_channels: int = 1,
+        num_layers: int = 3,
+        dropout: float = 0.5,
+        train_eps: bool = False,
+    ) -> None:
         super().__init__()
         if num_layers < 1:
             raise ValueError(f"num_layers must be >= 1, got {num_layers!r}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         dims = [in_channels] + [hidden_channels] * num_layers
-        self.convs = nn.ModuleList(GINConv(_mlp(a, b), train_eps=train_eps)
-                                   for a, b in zip(dims[:-1], dims[1:], strict=True))
+        self.convs = nn.ModuleList(
+            GINConv(_mlp(a, b), train_eps=train_eps)
+            for a, b in zip(dims[:-1], dims[1:], strict=True)
+        )
         # one linear prediction per depth (the input included), summed (Xu et al. eq. 4.2)
         self.heads = nn.ModuleList(nn.Linear(d, out_channels) for d in dims)
         self.dropout = dropout

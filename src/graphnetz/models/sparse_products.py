@@ -22,8 +22,8 @@ def _edge_dot(src: Tensor, dst: Tensor, grad: Tensor, h: Tensor) -> Tensor:
     out = torch.empty(src.numel(), dtype=h.dtype, device=h.device)
     step = max(64, GATHER_BLOCK // max(h.size(-1), 1))
     for start in range(0, src.numel(), step):
-        s, d = src[start:start + step], dst[start:start + step]
-        out[start:start + step] = (grad.index_select(0, d) * h.index_select(0, s)).sum(-1)
+        s, d = src[start : start + step], dst[start : start + step]
+        out[start : start + step] = (grad.index_select(0, d) * h.index_select(0, s)).sum(-1)
     return out
 
 
@@ -74,8 +74,9 @@ class WeightedAdjacency:
         size = (self.num_nodes, self.num_nodes)
         with warnings.catch_warnings():  # torch flags sparse CSR support as beta
             warnings.simplefilter("ignore", UserWarning)
-            matrix = torch.sparse_csr_tensor(crow, col, coef.detach()[order], size,
-                                             check_invariants=False)
+            matrix = torch.sparse_csr_tensor(
+                crow, col, coef.detach()[order], size, check_invariants=False
+            )
             return torch.sparse.mm(matrix, h)
 
     def edge_dot(self, grad: Tensor, h: Tensor) -> Tensor:

@@ -240,15 +240,37 @@ class BenchmarkReport:
             else:
                 b = stats.bootstrap_interval(x, self.alpha, self.n_resamples, self.bootstrap_seed)
                 h, low, high = b.half_width, b.low, b.high
-            rows.append({
-                "task": task, "model": model, "metric": cell["metric"].iloc[0],
-                "direction": cell["direction"].iloc[0], "n": tci.n, "mean": tci.mean,
-                "std": tci.std, "half_width": h, "low": low, "high": high, "ci": ci,
-            })  # fmt: skip
-        return pd.DataFrame(rows, columns=[
-            "task", "model", "metric", "direction", "n", "mean", "std",
-            "half_width", "low", "high", "ci",
-        ])  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "model": model,
+                    "metric": cell["metric"].iloc[0],
+                    "direction": cell["direction"].iloc[0],
+                    "n": tci.n,
+                    "mean": tci.mean,
+                    "std": tci.std,
+                    "half_width": h,
+                    "low": low,
+                    "high": high,
+                    "ci": ci,
+                }
+            )
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "task",
+                "model",
+                "metric",
+                "direction",
+                "n",
+                "mean",
+                "std",
+                "half_width",
+                "low",
+                "high",
+                "ci",
+            ],
+        )
 
     def pairwise(self, method: str | None = None) -> pd.DataFrame:
         """Every model pair within each task on seed-aligned differences d = A − B.
@@ -269,9 +291,19 @@ class BenchmarkReport:
             rows = []
             for a, b in itertools.combinations(models, 2):
                 both = wide[[a, b]].dropna()
-                row = {"task": task, "model_a": a, "model_b": b, "n_common": len(both),
-                       "mean_diff": np.nan, "diff_std": np.nan, "t_statistic": np.nan,
-                       "t_p": np.nan, "w_statistic": np.nan, "w_p": np.nan, "note": ""}  # fmt: skip
+                row = {
+                    "task": task,
+                    "model_a": a,
+                    "model_b": b,
+                    "n_common": len(both),
+                    "mean_diff": np.nan,
+                    "diff_std": np.nan,
+                    "t_statistic": np.nan,
+                    "t_p": np.nan,
+                    "w_statistic": np.nan,
+                    "w_p": np.nan,
+                    "note": "",
+                }
                 if len(both) < 2:
                     row["note"] = (
                         "untestable: no common seed"
@@ -287,9 +319,15 @@ class BenchmarkReport:
                     notes = [
                         n for n in (tt.note and f"t: {tt.note}", ww.note and f"W: {ww.note}") if n
                     ]
-                    row.update(mean_diff=float(d.mean()), diff_std=float(d.std(ddof=1)),
-                               t_statistic=tt.statistic, t_p=tt.pvalue,
-                               w_statistic=ww.statistic, w_p=ww.pvalue, note="; ".join(notes))  # fmt: skip
+                    row.update(
+                        mean_diff=float(d.mean()),
+                        diff_std=float(d.std(ddof=1)),
+                        t_statistic=tt.statistic,
+                        t_p=tt.pvalue,
+                        w_statistic=ww.statistic,
+                        w_p=ww.pvalue,
+                        note="; ".join(notes),
+                    )
                 rows.append(row)
             frame = pd.DataFrame(rows)
             if frame.empty:
@@ -298,9 +336,25 @@ class BenchmarkReport:
             frame["w_p_holm"] = stats.holm_adjust(frame["w_p"].to_numpy())
             frame["direction"] = direction
             out.append(frame)
-        cols = ["task", "model_a", "model_b", "n_common", "mean_diff", "diff_std",
-                "t_statistic", "t_p", "t_p_holm", "w_statistic", "w_p", "w_p_holm",
-                "agree", "significant", "better", "method", "note"]  # fmt: skip
+        cols = [
+            "task",
+            "model_a",
+            "model_b",
+            "n_common",
+            "mean_diff",
+            "diff_std",
+            "t_statistic",
+            "t_p",
+            "t_p_holm",
+            "w_statistic",
+            "w_p",
+            "w_p_holm",
+            "agree",
+            "significant",
+            "better",
+            "method",
+            "note",
+        ]
         if not out:
             return pd.DataFrame(columns=cols)
         df = pd.concat(out, ignore_index=True)
@@ -373,8 +427,9 @@ class BenchmarkReport:
         cost = cost.merge(cells, on=["task", "model", "seed"])
         if cost.empty:
             return pd.DataFrame(columns=columns)
-        wide = cost.pivot_table(index=["task", "model", "seed"], columns="metric",
-                                values="value", aggfunc="first")
+        wide = cost.pivot_table(
+            index=["task", "model", "seed"], columns="metric", values="value", aggfunc="first"
+        )
         wall = wide.get("cost:wall_time_s", pd.Series(np.nan, index=wide.index))
         epochs = wide.get("cost:epochs_run", pd.Series(np.nan, index=wide.index))
         per_epoch = wall / epochs.where(epochs > 0)
@@ -384,9 +439,17 @@ class BenchmarkReport:
             if key not in wall.index.droplevel("seed"):
                 continue
             w, e, pe = (x.xs(key, level=("task", "model")) for x in (wall, epochs, per_epoch))
-            rows.append({"task": task, "model": model, "n": int(w.notna().sum()),
-                         "wall_s": w.mean(), "epochs": e.mean(), "s_per_epoch": pe.mean(),
-                         "total_s": w.sum()})
+            rows.append(
+                {
+                    "task": task,
+                    "model": model,
+                    "n": int(w.notna().sum()),
+                    "wall_s": w.mean(),
+                    "epochs": e.mean(),
+                    "s_per_epoch": pe.mean(),
+                    "total_s": w.sum(),
+                }
+            )
         return pd.DataFrame(rows, columns=columns)
 
     def power(self, delta: float | None = None, power: float = 0.8) -> pd.DataFrame:
@@ -413,11 +476,33 @@ class BenchmarkReport:
                     need = stats.seeds_needed(r.diff_std, target, power, self.alpha)
                 except stats.TooManySeeds:  # a negligible observed gap: not worth chasing
                     need = np.inf
-            rows.append({"task": r.task, "model_a": r.model_a, "model_b": r.model_b,
-                         "n_common": r.n_common, "diff_std": r.diff_std, "mdd": mdd,
-                         "delta": target, "seeds_needed": need, "power": power})  # fmt: skip
-        return pd.DataFrame(rows, columns=["task", "model_a", "model_b", "n_common", "diff_std",
-                                           "mdd", "delta", "seeds_needed", "power"])  # fmt: skip
+            rows.append(
+                {
+                    "task": r.task,
+                    "model_a": r.model_a,
+                    "model_b": r.model_b,
+                    "n_common": r.n_common,
+                    "diff_std": r.diff_std,
+                    "mdd": mdd,
+                    "delta": target,
+                    "seeds_needed": need,
+                    "power": power,
+                }
+            )
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "task",
+                "model_a",
+                "model_b",
+                "n_common",
+                "diff_std",
+                "mdd",
+                "delta",
+                "seeds_needed",
+                "power",
+            ],
+        )
 
     # ------------------------------------------------------------------- output
     def to_dict(self, include_analysis: bool = False) -> dict[str, Any]:

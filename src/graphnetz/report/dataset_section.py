@@ -73,8 +73,10 @@ def dataset_rows(
         try:
             name, loader, seed = _dataset_key(record)
         except Exception as err:  # a malformed record is reported, not fatal
-            notes.append(f"run {record.get('run_dir') or record.get('task')}: "
-                         f"no dataset config ({type(err).__name__}: {err})")
+            notes.append(
+                f"run {record.get('run_dir') or record.get('task')}: "
+                f"no dataset config ({type(err).__name__}: {err})"
+            )
             continue
         if isinstance(record.get("seed"), int):
             run_seeds.setdefault((name, loader), set()).add(record["seed"])
@@ -106,16 +108,25 @@ def dataset_rows(
 
 def _chance_level(data, seeds: list[int], split: dict | None) -> dict[str, Any]:
     """Test macro AP of a constant score, mean over the test splits of ``seeds``."""
-    values = [prior_macro_ap(part.y[part.test_mask])
-              for part in (node_split(data, s, split, TASK_TYPE)[0] for s in seeds)]
+    values = [
+        prior_macro_ap(part.y[part.test_mask])
+        for part in (node_split(data, s, split, TASK_TYPE)[0] for s in seeds)
+    ]
     return {"seeds": seeds, "macro_ap": sum(values) / len(values)}
 
 
 def _chance_table(rows: list[dict[str, Any]]) -> str:
     table = pd.DataFrame(
-        [(r["dataset"], ", ".join(map(str, r["chance"]["seeds"])), f"{r['chance']['macro_ap']:.4f}")
-         for r in rows],
-        columns=["dataset", "run seeds", "constant-score test macro AP"])
+        [
+            (
+                r["dataset"],
+                ", ".join(map(str, r["chance"]["seeds"])),
+                f"{r['chance']['macro_ap']:.4f}",
+            )
+            for r in rows
+        ],
+        columns=["dataset", "run seeds", "constant-score test macro AP"],
+    )
     return table_markdown(table)
 
 
@@ -138,16 +149,24 @@ def dataset_section(
     rows, notes = dataset_rows(records, data_dir, mirror)
     if not rows and not notes:
         return ""
-    lines = [heading, "",
-             "Multi-label datasets of this sweep (SPEC §7): edges are undirected pairs; "
-             "label homophily is the mean Jaccard similarity of the label sets at the ends "
-             "of an edge; labels_* are statistics of labels per node.", ""]  # fmt: skip
+    lines = [
+        heading,
+        "",
+        "Multi-label datasets of this sweep (SPEC §7): edges are undirected pairs; "
+        "label homophily is the mean Jaccard similarity of the label sets at the ends "
+        "of an edge; labels_* are statistics of labels per node.",
+        "",
+    ]
     if rows:
         lines.append(table_markdown(statistics_table(rows)))
-        lines += ["Chance level of the primary metric: the test macro AP of a constant score "
-                  "(each label's AP is then its positive rate in the test split), mean over "
-                  "the splits of the runs' seeds. A method near it learned nothing about the "
-                  "labels.", "", _chance_table(rows)]
+        lines += [
+            "Chance level of the primary metric: the test macro AP of a constant score "
+            "(each label's AP is then its positive rate in the test split), mean over "
+            "the splits of the runs' seeds. A method near it learned nothing about the "
+            "labels.",
+            "",
+            _chance_table(rows),
+        ]
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -67,16 +67,26 @@ def cd_diagram(cd: CriticalDifference) -> plt.Figure:
         for i, clique in enumerate(cd.cliques):  # one row per clique: bars never overlap
             cr = r[list(clique)]
             y = clique_top + i * clique_step
-            ax.plot([cr.min() - 0.04, cr.max() + 0.04], [y, y], color="#d62728", lw=3.5,
-                    solid_capstyle="round")  # fmt: skip
+            ax.plot(
+                [cr.min() - 0.04, cr.max() + 0.04],
+                [y, y],
+                color="#d62728",
+                lw=3.5,
+                solid_capstyle="round",
+            )
         for i in range(k):
             left = i < half
             row = i if left else k - 1 - i
             y = label_top + row * line_h
             x_end = 0.95 if left else k + 0.05
             ax.plot([ranks[i], ranks[i], x_end], [0, y, y], color="black", lw=0.9)
-            ax.text(x_end + (-0.05 if left else 0.05), y, f"{names[i]} ({ranks[i]:.2f})",
-                    ha="right" if left else "left", va="center")  # fmt: skip
+            ax.text(
+                x_end + (-0.05 if left else 0.05),
+                y,
+                f"{names[i]} ({ranks[i]:.2f})",
+                ha="right" if left else "left",
+                va="center",
+            )
         f = cd.ranks.friedman
         ax.set_title(
             f"Friedman $\\chi^2_F$ = {f.statistic:.2f}, p = {pval(f.pvalue)} "
@@ -93,12 +103,26 @@ def _task_panel(ax, rows: pd.DataFrame, title: str) -> None:
     for yi, (_, r) in zip(y, rows.iterrows(), strict=True):
         color = BEST_COLOR if r["best"] else OVERLAP_COLOR if r["overlaps_best"] else OTHER_COLOR
         if math.isfinite(r["half_width"]):
-            ax.errorbar(r["mean"], yi, xerr=[[r["mean"] - r["low"]], [r["high"] - r["mean"]]],
-                        fmt="o", color=color, capsize=3, lw=1.5, ms=5)  # fmt: skip
+            ax.errorbar(
+                r["mean"],
+                yi,
+                xerr=[[r["mean"] - r["low"]], [r["high"] - r["mean"]]],
+                fmt="o",
+                color=color,
+                capsize=3,
+                lw=1.5,
+                ms=5,
+            )
         else:
             ax.plot(r["mean"], yi, "o", mfc="white", color=color, ms=5)
-            ax.annotate("CI n/a", (r["mean"], yi), xytext=(6, 0), textcoords="offset points",
-                        va="center", fontsize=7)  # fmt: skip
+            ax.annotate(
+                "CI n/a",
+                (r["mean"], yi),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+            )
     ax.set_yticks(y, [f"{m} (n={n})" for m, n in zip(rows["model"], rows["n"], strict=True)])
     arrow = "higher" if rows["direction"].iloc[0] == "max" else "lower"
     ax.set_xlabel(f"{rows['metric'].iloc[0]} ({arrow} = better)")
@@ -120,8 +144,9 @@ def dashboard(summary: pd.DataFrame, ci_label: str) -> plt.Figure:
     nrows = math.ceil(len(tasks) / ncols)
     per = summary.groupby("task", sort=False).size().max()
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, (0.9 + 0.35 * per) * nrows),
-                                 squeeze=False)  # fmt: skip
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=(3.6 * ncols, (0.9 + 0.35 * per) * nrows), squeeze=False
+        )
         for ax, task in zip(axes.flat, tasks, strict=False):
             _task_panel(ax, summary[summary["task"] == task], task)
         for ax in list(axes.flat)[len(tasks) :]:
@@ -152,13 +177,21 @@ def pairwise_heatmap(pw: pd.DataFrame, models: list[str], alpha: float) -> plt.F
                     continue
                 p = mat[i, j]
                 txt = "n/a" if not math.isfinite(p) else pval(p) + ("*" if p <= alpha else "")
-                ax.text(j, i, txt, ha="center", va="center", fontsize=8,
-                        color="white" if math.isfinite(p) and p < 0.35 else "black")  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    txt,
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if math.isfinite(p) and p < 0.35 else "black",
+                )
         ax.set_xticks(range(k), models, rotation=30, ha="right")
         ax.set_yticks(range(k), models)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="Holm-adjusted p")
-        ax.set_title(f"{pw['task'].iloc[0]}: {'paired t' if method == 't' else 'Wilcoxon'} "
-                     f"(* p ≤ {alpha:g})")  # fmt: skip
+        ax.set_title(
+            f"{pw['task'].iloc[0]}: {'paired t' if method == 't' else 'Wilcoxon'} (* p ≤ {alpha:g})"
+        )
     return fig
 
 
@@ -178,8 +211,12 @@ def seed_advisor(pw: pd.DataFrame, alpha: float, power: float = 0.8) -> plt.Figu
         for task, sd, current in curves:
             mdd = [stats.min_detectable_difference(sd, s, power, alpha) for s in seeds]
             (line,) = ax.plot(seeds, mdd, label=f"{task} (σ_d ≈ {sd:.3g})")
-            ax.plot(current, stats.min_detectable_difference(sd, max(current, 2), power, alpha),
-                    "o", color=line.get_color())  # fmt: skip
+            ax.plot(
+                current,
+                stats.min_detectable_difference(sd, max(current, 2), power, alpha),
+                "o",
+                color=line.get_color(),
+            )
         ax.set_yscale("log")
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_xlabel("number of seeds S")
@@ -199,14 +236,18 @@ def write_figures(report: BenchmarkReport, directory: str | Path) -> list[Path]:
     ci_label = f"{100 * (1 - report.alpha):g}% {'t' if report.ci == 't' else 'bootstrap'} CI"
     paths: list[Path] = []
     for task in dict.fromkeys(summary["task"]):
-        paths += _save(task_chart(summary[summary["task"] == task], ci_label), directory,
-                       f"task_{slug(task)}")  # fmt: skip
+        paths += _save(
+            task_chart(summary[summary["task"] == task], ci_label), directory, f"task_{slug(task)}"
+        )
     paths += _save(dashboard(summary, ci_label), directory, "dashboard")
     pw = report.pairwise()
     for task in dict.fromkeys(pw["task"]):
         models = list(summary.loc[summary["task"] == task, "model"])
-        paths += _save(pairwise_heatmap(pw[pw["task"] == task], models, report.alpha), directory,
-                       f"pairwise_{slug(task)}")  # fmt: skip
+        paths += _save(
+            pairwise_heatmap(pw[pw["task"] == task], models, report.alpha),
+            directory,
+            f"pairwise_{slug(task)}",
+        )
     cd = report.critical_difference()
     if cd.applicable:
         paths += _save(cd_diagram(cd), directory, "cd_diagram")

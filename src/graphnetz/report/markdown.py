@@ -40,8 +40,16 @@ def summary_lines(report: BenchmarkReport) -> list[str]:
         mean = f"{num(r['mean'])} ± {num(r['half_width'])}"
         ci = "n/a" if not math.isfinite(r["low"]) else f"[{num(r['low'])}, {num(r['high'])}]"
         arrow = "↑" if r["direction"] == "max" else "↓"
-        rows.append([r["task"], f"{r['metric']} {arrow}", r["model"], r["n"],
-                     f"**{mean}**" if r["best"] else mean, ci])  # fmt: skip
+        rows.append(
+            [
+                r["task"],
+                f"{r['metric']} {arrow}",
+                r["model"],
+                r["n"],
+                f"**{mean}**" if r["best"] else mean,
+                ci,
+            ]
+        )
     return _table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
 
 
@@ -66,9 +74,12 @@ def _wilcoxon_floor(pw: pd.DataFrame, alpha: float) -> list[str]:
     floor = min(1.0, m * 2.0 / 2**s)  # most extreme exact two-sided p, times Holm's m
     if floor <= alpha:
         return []
-    return [f"With at most {s} common seeds and {m} pair(s), the smallest possible "
-            f"Holm-adjusted Wilcoxon p is {pval(floor)} > α = {alpha:g}: no Wilcoxon "
-            "comparison can be significant here; more seeds are needed.", ""]  # fmt: skip
+    return [
+        f"With at most {s} common seeds and {m} pair(s), the smallest possible "
+        f"Holm-adjusted Wilcoxon p is {pval(floor)} > α = {alpha:g}: no Wilcoxon "
+        "comparison can be significant here; more seeds are needed.",
+        "",
+    ]
 
 
 def cost_lines(report: BenchmarkReport) -> list[str]:
@@ -77,14 +88,27 @@ def cost_lines(report: BenchmarkReport) -> list[str]:
     if cost.empty:
         return []
     total_h = cost["total_s"].sum() / 3600
-    L = ["## Cost", "",
-         f"Wall time of the analysed runs as recorded (each run's own processes; a run "
-         f"resumed from a checkpoint counts every segment, not the work lost after its last "
-         f"save): "
-         f"{total_h:.2f} h in total over {int(cost['n'].sum())} runs. Seconds per epoch "
-         "include the per-epoch evaluation of every split.", ""]  # fmt: skip
-    rows = [[r["task"], r["model"], r["n"], f"{r['wall_s']:.1f}", f"{r['epochs']:.0f}",
-             f"{r['s_per_epoch']:.3f}"] for r in cost.to_dict("records")]  # fmt: skip
+    L = [
+        "## Cost",
+        "",
+        f"Wall time of the analysed runs as recorded (each run's own processes; a run "
+        f"resumed from a checkpoint counts every segment, not the work lost after its last "
+        f"save): "
+        f"{total_h:.2f} h in total over {int(cost['n'].sum())} runs. Seconds per epoch "
+        "include the per-epoch evaluation of every split.",
+        "",
+    ]
+    rows = [
+        [
+            r["task"],
+            r["model"],
+            r["n"],
+            f"{r['wall_s']:.1f}",
+            f"{r['epochs']:.0f}",
+            f"{r['s_per_epoch']:.3f}",
+        ]
+        for r in cost.to_dict("records")
+    ]
     return L + _table(["task", "model", "n", "s per run", "epochs run", "s per epoch"], rows)
 
 
@@ -110,34 +134,73 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
         "",
     ]
     if report.excluded_tasks():
-        L += [f"Tasks without metric `{report.metric}` (not analysed): "
-              + ", ".join(report.excluded_tasks()), ""]  # fmt: skip
+        L += [
+            f"Tasks without metric `{report.metric}` (not analysed): "
+            + ", ".join(report.excluded_tasks()),
+            "",
+        ]
 
-    L += ["## Summary", "",
-          "Mean over seeds ± CI half-width h; best mean per task in bold. "
-          "n/a: a single seed, so the CI is undefined.", ""]  # fmt: skip
+    L += [
+        "## Summary",
+        "",
+        "Mean over seeds ± CI half-width h; best mean per task in bold. "
+        "n/a: a single seed, so the CI is undefined.",
+        "",
+    ]
     L += summary_lines(report)
     L += _img(figures, "dashboard", "all tasks")
 
-    L += ["## Pairwise comparisons within each task", "",
-          "Δμ = mean over common seeds of (A − B). p-values of both tests are Holm-adjusted "
-          f"across the pairs of the task; *significant* follows the {method}; *agree* says "
-          "whether both tests reach the same decision. Untestable pairs (fewer than 2 common "
-          "seeds) are listed, not dropped.", ""]  # fmt: skip
+    L += [
+        "## Pairwise comparisons within each task",
+        "",
+        "Δμ = mean over common seeds of (A − B). p-values of both tests are Holm-adjusted "
+        f"across the pairs of the task; *significant* follows the {method}; *agree* says "
+        "whether both tests reach the same decision. Untestable pairs (fewer than 2 common "
+        "seeds) are listed, not dropped.",
+        "",
+    ]
     pw = report.pairwise()
     for task in report.tasks:
         L += [f"### {task}", ""]
         rows = []
         for r in pw[pw["task"] == task].to_dict("records"):
             agree = "n/a" if pd.isna(r["agree"]) else ("yes" if r["agree"] else "no")
-            sig = (f"yes ({r['better']} better)" if r["significant"] else
-                   "n/a" if "untestable" in r["note"] else "no")  # fmt: skip
-            rows.append([r["model_a"], r["model_b"], r["n_common"], num(r["mean_diff"]),
-                         pval(r["t_p_holm"]), pval(r["w_p_holm"]), agree, sig, r["note"]])  # fmt: skip
+            sig = (
+                f"yes ({r['better']} better)"
+                if r["significant"]
+                else "n/a"
+                if "untestable" in r["note"]
+                else "no"
+            )
+            rows.append(
+                [
+                    r["model_a"],
+                    r["model_b"],
+                    r["n_common"],
+                    num(r["mean_diff"]),
+                    pval(r["t_p_holm"]),
+                    pval(r["w_p_holm"]),
+                    agree,
+                    sig,
+                    r["note"],
+                ]
+            )
         L += _wilcoxon_floor(pw[pw["task"] == task], report.alpha)
         if rows:
-            L += _table(["A", "B", "n", "Δμ (A−B)", "p_t (Holm)", "p_W (Holm)", "agree",
-                         "significant", "note"], rows)  # fmt: skip
+            L += _table(
+                [
+                    "A",
+                    "B",
+                    "n",
+                    "Δμ (A−B)",
+                    "p_t (Holm)",
+                    "p_W (Holm)",
+                    "agree",
+                    "significant",
+                    "note",
+                ],
+                rows,
+            )
         else:
             L += ["Only one model: nothing to compare.", ""]
         L += _img(figures, f"task_{slug(task)}", task)
@@ -148,8 +211,11 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
     cd = report.critical_difference()
     ranks = cd.ranks
     if ranks.dropped_models:
-        L += [f"Models not present on every task, left out of the ranking: "
-              f"{', '.join(ranks.dropped_models)}.", ""]  # fmt: skip
+        L += [
+            f"Models not present on every task, left out of the ranking: "
+            f"{', '.join(ranks.dropped_models)}.",
+            "",
+        ]
     if not ranks.applicable:
         L += [ranks.conclusion, ""]
     else:
@@ -157,10 +223,12 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
         L += _table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
         L += [
             f"- Friedman χ²_F = {f.statistic:.3f} (dof {f.dof}), p = {pval(f.pvalue)}",
-            (f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
-             f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}")
-            if math.isfinite(f.iman_davenport) else
-            "- Iman–Davenport F = ∞: every task ranks the models identically (χ²_F at its "
+            (
+                f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
+                f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}"
+            )
+            if math.isfinite(f.iman_davenport)
+            else "- Iman–Davenport F = ∞: every task ranks the models identically (χ²_F at its "
             "maximum N(k−1)), so F's denominator is 0 and its p-value is 0",
             f"- Nemenyi CD (α = {report.alpha:g}, q_α = {cd.q_alpha:.3f}, N = {f.n_tasks}, "
             f"k = {f.k}) = {cd.cd:.3f}",
@@ -171,22 +239,38 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
             "",
         ]
         L += _img(figures, "cd_diagram", "critical difference diagram")
-        L += ["How to read the CD diagram: models sit on the axis at their mean rank "
-              "(1 = best, on the left). Models joined by a red bar differ by less than the "
-              "critical difference CD and are not significantly different by Nemenyi.", ""]  # fmt: skip
+        L += [
+            "How to read the CD diagram: models sit on the axis at their mean rank "
+            "(1 = best, on the left). Models joined by a red bar differ by less than the "
+            "critical difference CD and are not significantly different by Nemenyi.",
+            "",
+        ]
 
     L += cost_lines(report)
 
-    L += ["## Seed advisor", "",
-          "From the pilot standard deviation σ_d of per-seed differences: *mdd* is the smallest "
-          "true difference the paired t-test detects with power 0.8 at the current number of "
-          "seeds; *seeds needed* is the number of seeds to detect the observed |Δμ| with power "
-          "0.8 (optimistic: the observed difference is itself uncertain).", ""]  # fmt: skip
+    L += [
+        "## Seed advisor",
+        "",
+        "From the pilot standard deviation σ_d of per-seed differences: *mdd* is the smallest "
+        "true difference the paired t-test detects with power 0.8 at the current number of "
+        "seeds; *seeds needed* is the number of seeds to detect the observed |Δμ| with power "
+        "0.8 (optimistic: the observed difference is itself uncertain).",
+        "",
+    ]
     pwr = report.power()
-    rows = [[r["task"], r["model_a"], r["model_b"], r["n_common"], num(r["diff_std"]),
-             num(r["mdd"]), num(r["delta"]),
-             _seed_count(r["seeds_needed"])]
-            for r in pwr.to_dict("records")]  # fmt: skip
+    rows = [
+        [
+            r["task"],
+            r["model_a"],
+            r["model_b"],
+            r["n_common"],
+            num(r["diff_std"]),
+            num(r["mdd"]),
+            num(r["delta"]),
+            _seed_count(r["seeds_needed"]),
+        ]
+        for r in pwr.to_dict("records")
+    ]
     if rows:
         L += _table(["task", "A", "B", "n", "σ_d", "mdd", "Δ targeted", "seeds needed"], rows)
     L += _img(figures, "seed_advisor", "seed advisor")

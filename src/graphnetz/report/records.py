@@ -157,8 +157,16 @@ def add_record(acc: Collected, rec: Any, path: str | None = None) -> None:
     for name in COST_FIELDS:  # what the run cost, kept beside the metrics as cost:<field>
         v = _number(rec.get(name))
         if v is not None and math.isfinite(v):
-            acc.rows.append({"task": task, "model": model, "seed": seed,
-                             "metric": f"cost:{name}", "value": v, "direction": "min"})
+            acc.rows.append(
+                {
+                    "task": task,
+                    "model": model,
+                    "seed": seed,
+                    "metric": f"cost:{name}",
+                    "value": v,
+                    "direction": "min",
+                }
+            )
     for lib, ver in (rec.get("versions") or {}).items():
         acc.versions.setdefault(str(lib), set()).add(str(ver))
 
@@ -191,8 +199,10 @@ def find_result_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def natural_key(path: Path) -> list:
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
-            for part in re.split(r"(\d+)", str(path))]
+    return [
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", str(path))
+    ]
 
 
 def collect_run_dirs(paths: Iterable[str | Path]) -> Collected:

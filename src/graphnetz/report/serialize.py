@@ -55,13 +55,24 @@ def analysis_dict(report: BenchmarkReport) -> dict[str, Any]:
         across.update(
             mean_ranks=ranks.mean_ranks.to_dict(),
             rank_table={t: row.to_dict() for t, row in ranks.rank_table.iterrows()},
-            friedman={"chi2": f.statistic, "pvalue": f.pvalue, "dof": f.dof,
-                      "rejects": ranks.rejects},
-            iman_davenport={"F": f.iman_davenport, "pvalue": f.iman_davenport_pvalue,
-                            "dof": list(f.iman_davenport_dof)},
-            nemenyi={"cd": cd.cd, "q_alpha": cd.q_alpha, "cliques": [list(c) for c in cd.cliques],
-                     "pvalues": {m: row.to_dict() for m, row in cd.nemenyi_p.iterrows()}},
-        )  # fmt: skip
+            friedman={
+                "chi2": f.statistic,
+                "pvalue": f.pvalue,
+                "dof": f.dof,
+                "rejects": ranks.rejects,
+            },
+            iman_davenport={
+                "F": f.iman_davenport,
+                "pvalue": f.iman_davenport_pvalue,
+                "dof": list(f.iman_davenport_dof),
+            },
+            nemenyi={
+                "cd": cd.cd,
+                "q_alpha": cd.q_alpha,
+                "cliques": [list(c) for c in cd.cliques],
+                "pvalues": {m: row.to_dict() for m, row in cd.nemenyi_p.iterrows()},
+            },
+        )
     return {
         "summary": _records(report.summary()),
         "pairwise": _records(report.pairwise()),

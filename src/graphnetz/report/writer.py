@@ -32,5 +32,7 @@ def results_csv(report: BenchmarkReport) -> str:
     data = report.data
     primary = data["metric"] == data["task"].map(report.primary_metrics)
     task_order = data["task"].map({t: i for i, t in enumerate(dict.fromkeys(data["task"]))})
-    order = data.assign(_task=task_order, _other=~primary).sort_values(["_task", "_other"], kind="stable")
+    order = data.assign(_task=task_order, _other=~primary).sort_values(
+        ["_task", "_other"], kind="stable"
+    )
     return order.drop(columns=["_task", "_other"]).to_csv(index=False)

@@ -23,4 +23,11 @@ def task_class(task_type: str) -> type[GraphTask]:
     return get_class(TASK_CLASSES[task_type])
 
 
-__all__ = ["GraphTask", "MultiLabelNodeClassificationTask", "NodeClassificationTask", "TASK_CLASSES", "TaskData", "task_class"]
+__all__ = [
+    "GraphTask",
+    "MultiLabelNodeClassificationTask",
+    "NodeClassificationTask",
+    "TASK_CLASSES",
+    "TaskData",
+    "task_class",
+]

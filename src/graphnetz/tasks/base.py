@@ -68,7 +68,9 @@ class GraphTask(L.LightningModule):
     ) -> None:
         super().__init__()
         if selection not in SELECTIONS:
-            raise ValueError(f"task.selection={selection!r} is not valid; choose one of {list(SELECTIONS)}")
+            raise ValueError(
+                f"task.selection={selection!r} is not valid; choose one of {list(SELECTIONS)}"
+            )
         if selection == "best_val" and self.report_split == "val":
             raise ValueError(
                 "task.selection=best_val is refused: the reported metric of this task is the "
@@ -82,7 +84,9 @@ class GraphTask(L.LightningModule):
             )
         self.model = model
         self.lr = self.default_lr if lr is None else float(lr)
-        self.weight_decay = self.default_weight_decay if weight_decay is None else float(weight_decay)
+        self.weight_decay = (
+            self.default_weight_decay if weight_decay is None else float(weight_decay)
+        )
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"task.lr must be a positive number, got {lr!r}")
         self.selection = selection
@@ -149,9 +153,15 @@ class GraphTask(L.LightningModule):
             return
         self._last_progress = now
         key = f"val_{self.primary_metric}"
-        log.info("  %s epoch %d/%s  train_loss=%.4f  %s=%.4f", self.progress_label,
-                 row["epoch"] + 1, self.trainer.max_epochs, row.get("train_loss", float("nan")),
-                 key, row.get(key, float("nan")))
+        log.info(
+            "  %s epoch %d/%s  train_loss=%.4f  %s=%.4f",
+            self.progress_label,
+            row["epoch"] + 1,
+            self.trainer.max_epochs,
+            row.get("train_loss", float("nan")),
+            key,
+            row.get(key, float("nan")),
+        )
 
     def _should_stop_early(self) -> bool:
         key = f"val_{self.primary_metric}"
@@ -160,7 +170,9 @@ class GraphTask(L.LightningModule):
 
     # ---- results ------------------------------------------------------------------
     def selected_epoch(self) -> int:
-        return select_epoch(self.history, f"val_{self.primary_metric}", self.direction, self.selection)
+        return select_epoch(
+            self.history, f"val_{self.primary_metric}", self.direction, self.selection
+        )
 
     def selected_metrics(self) -> dict[str, dict[str, float]]:
         """Metrics per split at the selected epoch (``train`` also carries the loss)."""

@@ -30,18 +30,27 @@ def graph_split(dataset, seed: int, split: dict | None) -> tuple[dict[str, list]
     if isinstance(dataset, dict):
         missing = [s for s in SPLITS if s not in dataset]
         if missing:
-            raise ValueError(f"a canonical graph split needs keys {list(SPLITS)}; missing {missing}")
+            raise ValueError(
+                f"a canonical graph split needs keys {list(SPLITS)}; missing {missing}"
+            )
         return {s: list(dataset[s]) for s in SPLITS}, {"split": "canonical"}
     split = split or {}
     kind = split.get("type", "random")
     if kind != "random":
-        raise ValueError(f"dataset.split.type={kind!r} needs a dataset with a canonical "
-                         "split (a train/val/test dict); valid here: 'random'")
+        raise ValueError(
+            f"dataset.split.type={kind!r} needs a dataset with a canonical "
+            "split (a train/val/test dict); valid here: 'random'"
+        )
     train_frac, val_frac = split.get("train", 0.8), split.get("val", 0.1)
     masks = random_node_split(len(dataset), seed, train_frac, val_frac)
     graphs = list(dataset)
-    parts = {s: [graphs[i] for i in m.nonzero().view(-1).tolist()] for s, m in zip(SPLITS, masks, strict=True)}
-    return parts, {"split": f"random {train_frac:g}/{val_frac:g}/{1 - train_frac - val_frac:g} (seed {seed})"}
+    parts = {
+        s: [graphs[i] for i in m.nonzero().view(-1).tolist()]
+        for s, m in zip(SPLITS, masks, strict=True)
+    }
+    return parts, {
+        "split": f"random {train_frac:g}/{val_frac:g}/{1 - train_frac - val_frac:g} (seed {seed})"
+    }
 
 
 class GraphLevelTask(MiniBatchSteps, GraphTask):
@@ -50,10 +59,19 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
     default_batch_size: ClassVar[int] = 32
     default_dropout: ClassVar[float] = 0.0  # as benchmarking-gnns' TU setups
 
-    def __init__(self, model, lr=None, weight_decay=None, selection="final", patience=None,
-                 batch_size: int | None = None) -> None:
+    def __init__(
+        self,
+        model,
+        lr=None,
+        weight_decay=None,
+        selection="final",
+        patience=None,
+        batch_size: int | None = None,
+    ) -> None:
         super().__init__(model, lr, weight_decay, selection, patience)
-        self.batch_size = check_batch_size(self.default_batch_size if batch_size is None else batch_size)
+        self.batch_size = check_batch_size(
+            self.default_batch_size if batch_size is None else batch_size
+        )
         self.automatic_optimization = False
 
     @classmethod
@@ -61,16 +79,23 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         parts, info = graph_split(dataset, seed, split)
         for name, graphs in parts.items():
             if not graphs:
-                raise ValueError(f"the {name} split of the dataset is empty; use a larger dataset "
-                                 "or other dataset.split fractions")
+                raise ValueError(
+                    f"the {name} split of the dataset is empty; use a larger dataset "
+                    "or other dataset.split fractions"
+                )
         require_attributes(parts["train"][0], ("x", "edge_index", "y"), cls.task_type)
         first = parts["train"][0]
         loaders = [full_batch_loader(parts[s]) for s in SPLITS]
         info.update({f"n_{s}": len(parts[s]) for s in SPLITS})
         if getattr(first, "feature_note", None):
             info["features"] = first.feature_note
-        return TaskData(loaders[0], loaders, int(first.x.size(-1)),
-                        cls.num_outputs([g for graphs in parts.values() for g in graphs]), info=info)
+        return TaskData(
+            loaders[0],
+            loaders,
+            int(first.x.size(-1)),
+            cls.num_outputs([g for graphs in parts.values() for g in graphs]),
+            info=info,
+        )
 
     @staticmethod
     def num_outputs(graphs: list) -> int:
@@ -133,5 +158,7 @@ class GraphRegressionTask(GraphLevelTask):
         return F.l1_loss(out, y)
 
     def score(self, out: Tensor, y: Tensor) -> dict[str, float]:
-        return {"mae": float(mean_absolute_error(out, y)),
-                "rmse": float(mean_squared_error(out, y, squared=False))}
+        return {
+            "mae": float(mean_absolute_error(out, y)),
+            "rmse": float(mean_squared_error(out, y, squared=False)),
+        }

@@ -68,29 +68,41 @@ def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, d
     # ``dataset.split.link`` holds the edge fractions; the rest of dataset.split is for nodes
     link = (split or {}).get("link") or {}
     num_val, num_test = link.get("val", 0.05), link.get("test", 0.1)
-    transform = RandomLinkSplit(num_val=num_val, num_test=num_test, is_undirected=True,
-                                add_negative_train_samples=False)
+    transform = RandomLinkSplit(
+        num_val=num_val, num_test=num_test, is_undirected=True, add_negative_train_samples=False
+    )
     base = Data(edge_index=data.edge_index, num_nodes=data.num_nodes)
     with seeded(seed):
         train, val, test = transform(base)
         # fixed negatives to score the training split each epoch (training draws fresh ones)
-        train_neg = negative_sampling(train.edge_index, data.num_nodes,
-                                      train.edge_label_index.size(1))
+        train_neg = negative_sampling(
+            train.edge_index, data.num_nodes, train.edge_label_index.size(1)
+        )
     x = getattr(data, "x", None)
     feature_note = getattr(data, "feature_note", None)
     if x is None:
         x, feature_note = training_degree_features(train.edge_index, data.num_nodes), FEATURE_RULE
-    graph = Data(x=x.float(), edge_index=train.edge_index, num_nodes=data.num_nodes,
-                 train_pos=train.edge_label_index)
+    graph = Data(
+        x=x.float(),
+        edge_index=train.edge_index,
+        num_nodes=data.num_nodes,
+        train_pos=train.edge_label_index,
+    )
     graph.train_label_index = torch.cat([train.edge_label_index, train_neg], dim=1)
     n_pos = train.edge_label_index.size(1)
     graph.train_label = torch.cat([torch.ones(n_pos), torch.zeros(train_neg.size(1))])
     for name, part in (("val", val), ("test", test)):
-        graph[f"{name}_label_index"], graph[f"{name}_label"] = part.edge_label_index, part.edge_label
-    info = {"split": f"RandomLinkSplit val {num_val:g} test {num_test:g} (seed {seed}); "
-                     "message passing on training edges only",
-            "num_nodes": int(data.num_nodes), "num_mp_edges": int(train.edge_index.size(1)),
-            **{f"n_{s}_pos": int(graph[f"{s}_label"].sum()) for s in SPLITS}}
+        graph[f"{name}_label_index"], graph[f"{name}_label"] = (
+            part.edge_label_index,
+            part.edge_label,
+        )
+    info = {
+        "split": f"RandomLinkSplit val {num_val:g} test {num_test:g} (seed {seed}); "
+        "message passing on training edges only",
+        "num_nodes": int(data.num_nodes),
+        "num_mp_edges": int(train.edge_index.size(1)),
+        **{f"n_{s}_pos": int(graph[f"{s}_label"].sum()) for s in SPLITS},
+    }
     if feature_note:
         info["features"] = feature_note
     return graph, info
@@ -133,7 +145,10 @@ def relational_split(data: Data, seed: int) -> tuple[Data, dict]:
     graph = Data(num_nodes=n, num_relations=num_relations)
     mask_train = data.train_mask
     graph.edge_index = to_undirected(data.edge_index[:, mask_train], num_nodes=n)
-    graph.train_triples, graph.train_type = data.edge_index[:, mask_train], data.edge_type[mask_train]
+    graph.train_triples, graph.train_type = (
+        data.edge_index[:, mask_train],
+        data.edge_type[mask_train],
+    )
     for name in SPLITS:
         mask = data[f"{name}_mask"]
         pos, rel = data.edge_index[:, mask], data.edge_type[mask]
@@ -144,20 +159,30 @@ def relational_split(data: Data, seed: int) -> tuple[Data, dict]:
         order = torch.randperm(pos.size(1), generator=generator)
         graph[f"{name}_rank_triples"], graph[f"{name}_rank_type"] = pos[:, order], rel[order]
     # filters over every known triple: tails given (head, r) and heads given (tail, r)
-    graph.tail_index = TripleIndex(data.edge_index[0], data.edge_type, data.edge_index[1], num_relations)
-    graph.head_index = TripleIndex(data.edge_index[1], data.edge_type, data.edge_index[0], num_relations)
-    info = {"split": "predefined train/valid/test triples", "num_nodes": n,
-            "num_relations": num_relations, "num_mp_edges": int(graph.edge_index.size(1)),
-            **{f"n_{s}_triples": int(data[f"{s}_mask"].sum()) for s in SPLITS},
-            "features": "learned entity embeddings (no node features in knowledge graphs)",
-            "ranking": "filtered, against all entities, both directions (task.rank_sample)"}
+    graph.tail_index = TripleIndex(
+        data.edge_index[0], data.edge_type, data.edge_index[1], num_relations
+    )
+    graph.head_index = TripleIndex(
+        data.edge_index[1], data.edge_type, data.edge_index[0], num_relations
+    )
+    info = {
+        "split": "predefined train/valid/test triples",
+        "num_nodes": n,
+        "num_relations": num_relations,
+        "num_mp_edges": int(graph.edge_index.size(1)),
+        **{f"n_{s}_triples": int(data[f"{s}_mask"].sum()) for s in SPLITS},
+        "features": "learned entity embeddings (no node features in knowledge graphs)",
+        "ranking": "filtered, against all entities, both directions (task.rank_sample)",
+    }
     return graph, info
 
 
 def ranking_metrics(ranks: Tensor) -> dict[str, float]:
     ranks = ranks.float()
-    return {"mrr": float((1.0 / ranks).mean()),
-            **{f"hits{k}": float((ranks <= k).float().mean()) for k in HITS}}
+    return {
+        "mrr": float((1.0 / ranks).mean()),
+        **{f"hits{k}": float((ranks <= k).float().mean()) for k in HITS},
+    }
 
 
 class LinkPredictionTask(MiniBatchSteps, GraphTask):
@@ -169,15 +194,25 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
     default_lr = 1e-2
     default_relational_batch_size: ClassVar[int] = 65536  # triples per step (FB15k-237: 5 steps)
 
-    def __init__(self, model, lr=None, weight_decay=None, selection="final", patience=None,
-                 batch_size: int | None = None, rank_sample: int | None = 2000) -> None:
+    def __init__(
+        self,
+        model,
+        lr=None,
+        weight_decay=None,
+        selection="final",
+        patience=None,
+        batch_size: int | None = None,
+        rank_sample: int | None = 2000,
+    ) -> None:
         super().__init__(model, lr, weight_decay, selection, patience)
         self.batch_size = check_batch_size(
-            self.default_relational_batch_size if batch_size is None else batch_size)
+            self.default_relational_batch_size if batch_size is None else batch_size
+        )
         self.automatic_optimization = False
         if rank_sample is not None and (isinstance(rank_sample, bool) or rank_sample < 1):
-            raise ValueError(f"task.rank_sample must be a positive integer or null (all), "
-                             f"got {rank_sample!r}")
+            raise ValueError(
+                f"task.rank_sample must be a positive integer or null (all), got {rank_sample!r}"
+            )
         self.rank_sample = rank_sample
 
     @classmethod
@@ -192,8 +227,16 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
             graph, info = plain_link_split(data, seed, split)
             extras, in_channels = {}, int(graph.x.size(1))
         loader = full_batch_loader(graph)
-        return TaskData(loader, [loader], in_channels, 1, extras=extras, info=info, graph=graph,
-                        primary_metric="mrr" if extras else None)
+        return TaskData(
+            loader,
+            [loader],
+            in_channels,
+            1,
+            extras=extras,
+            info=info,
+            graph=graph,
+            primary_metric="mrr" if extras else None,
+        )
 
     @staticmethod
     def relational(graph) -> bool:
@@ -240,8 +283,10 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
         triples, types = graph[f"{split}_rank_triples"][:, keep], graph[f"{split}_rank_type"][keep]
         ranks = []
         # tails given (head, r), then heads given (tail, r): DistMult scores are symmetric
-        for query, answer, index in ((triples[0], triples[1], graph.tail_index),
-                                     (triples[1], triples[0], graph.head_index)):
+        for query, answer, index in (
+            (triples[0], triples[1], graph.tail_index),
+            (triples[1], triples[0], graph.head_index),
+        ):
             for part in torch.arange(len(query)).split(chunk):
                 scores = self.model.score_all_tails(z, query[part], types[part])
                 target = scores.gather(1, answer[part].view(-1, 1))
@@ -255,8 +300,10 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
     def score(self, preds: Tensor, targets: Tensor) -> dict[str, float]:
         is_rank = targets == RANK_MARK
         logits, labels = preds[~is_rank], targets[~is_rank].long()
-        metrics = {"auc": float(binary_auroc(logits, labels)),
-                   "ap": float(binary_average_precision(logits, labels))}
+        metrics = {
+            "auc": float(binary_auroc(logits, labels)),
+            "ap": float(binary_average_precision(logits, labels)),
+        }
         if is_rank.any():
             metrics.update(ranking_metrics(preds[is_rank]))
         return metrics

@@ -45,7 +45,8 @@ def node_split(data, seed: int, split: dict | None, task_type: str):
     data = data.clone()
     if split and split.get("type", "canonical") == "random":
         data.train_mask, data.val_mask, data.test_mask = random_node_split(
-            data.num_nodes, seed, split.get("train", 0.6), split.get("val", 0.2))
+            data.num_nodes, seed, split.get("train", 0.6), split.get("val", 0.2)
+        )
         return data, {"split": f"random (seed {seed})"}
     require_attributes(data, MASKS, task_type)
     info = {"split": "canonical"}
@@ -70,14 +71,18 @@ class NodeTask(GraphTask):
         data, info = node_split(data, seed, split, cls.task_type)
         data.y = data.y.to(cls.label_dtype)
         loader = full_batch_loader(data)
-        info.update(num_nodes=int(data.num_nodes), num_edges=int(data.edge_index.size(1)),
-                    **{f"n_{m.split('_')[0]}": int(getattr(data, m).sum()) for m in MASKS})
+        info.update(
+            num_nodes=int(data.num_nodes),
+            num_edges=int(data.edge_index.size(1)),
+            **{f"n_{m.split('_')[0]}": int(getattr(data, m).sum()) for m in MASKS},
+        )
         for note, key in (("feature_note", "features"), ("split_note", "split_note")):
             if getattr(data, note, None):
                 info[key] = getattr(data, note)
         info.update(cls.describe_labels(data))
-        return TaskData(loader, [loader], data.num_features, cls.num_outputs(data),
-                        info=info, graph=data)
+        return TaskData(
+            loader, [loader], data.num_features, cls.num_outputs(data), info=info, graph=data
+        )
 
     @staticmethod
     def num_outputs(data) -> int:
@@ -103,8 +108,10 @@ class NodeTask(GraphTask):
 
     def predict_splits(self, data, dataloader_idx: int = 0):
         out = self.model(data.x, data.edge_index)
-        return {split: (out[data[f"{split}_mask"]], data.y[data[f"{split}_mask"]])
-                for split in ("train", "val", "test")}
+        return {
+            split: (out[data[f"{split}_mask"]], data.y[data[f"{split}_mask"]])
+            for split in ("train", "val", "test")
+        }
 
 
 class NodeClassificationTask(NodeTask):
@@ -117,13 +124,25 @@ class NodeClassificationTask(NodeTask):
     default_weight_decay = 5e-4
     label_dtype = torch.long
 
-    def __init__(self, model, lr=None, weight_decay=None, selection="final", patience=None,
-                 dgi_pretrain_epochs: int = 0) -> None:
+    def __init__(
+        self,
+        model,
+        lr=None,
+        weight_decay=None,
+        selection="final",
+        patience=None,
+        dgi_pretrain_epochs: int = 0,
+    ) -> None:
         super().__init__(model, lr, weight_decay, selection, patience)
-        if isinstance(dgi_pretrain_epochs, bool) or not isinstance(dgi_pretrain_epochs, int) \
-                or dgi_pretrain_epochs < 0:
-            raise ValueError(f"task.dgi_pretrain_epochs must be an integer >= 0 (0 = off), "
-                             f"got {dgi_pretrain_epochs!r}")
+        if (
+            isinstance(dgi_pretrain_epochs, bool)
+            or not isinstance(dgi_pretrain_epochs, int)
+            or dgi_pretrain_epochs < 0
+        ):
+            raise ValueError(
+                f"task.dgi_pretrain_epochs must be an integer >= 0 (0 = off), "
+                f"got {dgi_pretrain_epochs!r}"
+            )
         self.dgi_pretrain_epochs = dgi_pretrain_epochs
 
     def on_train_start(self) -> None:
@@ -133,8 +152,13 @@ class NodeClassificationTask(NodeTask):
             from graphnetz.models.dgi import pretrain_node_encoder
 
             graph = next(iter(self.trainer.train_dataloader))
-            pretrain_node_encoder(self.model, graph, self.dgi_pretrain_epochs, lr=self.lr,
-                                  seed=torch.initial_seed() % 2**32)
+            pretrain_node_encoder(
+                self.model,
+                graph,
+                self.dgi_pretrain_epochs,
+                lr=self.lr,
+                seed=torch.initial_seed() % 2**32,
+            )
 
     @staticmethod
     def num_outputs(data) -> int:
@@ -167,7 +191,9 @@ class MultiLabelNodeClassificationTask(NodeTask):
     @staticmethod
     def num_outputs(data) -> int:
         if data.y.dim() != 2:
-            raise ValueError(f"ml_node_cls needs y of shape [N, C] (0/1 label sets), got {tuple(data.y.shape)}")
+            raise ValueError(
+                f"ml_node_cls needs y of shape [N, C] (0/1 label sets), got {tuple(data.y.shape)}"
+            )
         return int(data.y.size(1))
 
     def loss(self, logits: Tensor, y: Tensor) -> Tensor:
@@ -176,8 +202,12 @@ class MultiLabelNodeClassificationTask(NodeTask):
     @staticmethod
     def describe_labels(data) -> dict:
         """Labels without a positive node per split: excluded from that split's macro scores."""
-        return {f"labels_without_positives_{split}": int((data.y[data[f"{split}_mask"]].sum(0) == 0).sum())
-                for split in ("train", "val", "test")}
+        return {
+            f"labels_without_positives_{split}": int(
+                (data.y[data[f"{split}_mask"]].sum(0) == 0).sum()
+            )
+            for split in ("train", "val", "test")
+        }
 
     def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
         scores = multilabel_metrics(logits, y)

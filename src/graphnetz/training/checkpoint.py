@@ -33,9 +33,11 @@ def rng_state() -> dict[str, Any]:
     """Every generator training draws from: torch (CPU and CUDA), numpy, Python; as
     tensors and plain Python values, which Lightning's ``weights_only`` loading accepts."""
     kind, keys, pos, has_gauss, cached = np.random.get_state()
-    state = {"torch": torch.get_rng_state(),
-             "numpy": (kind, keys.tolist(), int(pos), int(has_gauss), float(cached)),
-             "python": random.getstate()}
+    state = {
+        "torch": torch.get_rng_state(),
+        "numpy": (kind, keys.tolist(), int(pos), int(has_gauss), float(cached)),
+        "python": random.getstate(),
+    }
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -60,8 +62,12 @@ def read_resume_state(path: Path) -> dict[str, Any] | None:
     except Exception as err:  # half-written or foreign: start over
         log.warning("ignoring unreadable checkpoint %s (%s)", path, err)
         return None
-    return {"config": saved["config"], "epochs": len(saved["history"]),
-            "elapsed_s": saved["elapsed_s"], "revisions": saved["revisions"]}
+    return {
+        "config": saved["config"],
+        "epochs": len(saved["history"]),
+        "elapsed_s": saved["elapsed_s"],
+        "revisions": saved["revisions"],
+    }
 
 
 class PeriodicCheckpoint(L.Callback):
@@ -74,9 +80,16 @@ class PeriodicCheckpoint(L.Callback):
     wall time covers every segment.
     """
 
-    def __init__(self, path: Path, every_s: float, config: dict, revision: str | None,
-                 started: float, elapsed_before: float = 0.0,
-                 revisions_before: list | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        every_s: float,
+        config: dict,
+        revision: str | None,
+        started: float,
+        elapsed_before: float = 0.0,
+        revisions_before: list | None = None,
+    ) -> None:
         self.path, self.every_s, self.config = Path(path), float(every_s), config
         self.revisions = [*(revisions_before or []), revision]
         self.started, self.elapsed_before = started, elapsed_before
@@ -93,7 +106,9 @@ class PeriodicCheckpoint(L.Callback):
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
         checkpoint[_KEY] = {
-            "config": self.config, "history": pl_module.history, "rng": rng_state(),
+            "config": self.config,
+            "history": pl_module.history,
+            "rng": rng_state(),
             "elapsed_s": self.elapsed_before + time.perf_counter() - self.started,
             "revisions": self.revisions,
         }

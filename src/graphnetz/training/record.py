@@ -15,8 +15,18 @@ from graphnetz.atomic import write_text
 SCHEMA_VERSION = 1
 RECORD_NAME = "result.json"
 STATUSES = ("ok", "skipped", "failed")
-_PACKAGES = ("graphnetz", "torch", "torch_geometric", "lightning", "torchmetrics", "hydra-core",
-             "omegaconf", "numpy", "scipy", "gensim")
+_PACKAGES = (
+    "graphnetz",
+    "torch",
+    "torch_geometric",
+    "lightning",
+    "torchmetrics",
+    "hydra-core",
+    "omegaconf",
+    "numpy",
+    "scipy",
+    "gensim",
+)
 
 
 def library_versions() -> dict[str, str]:
@@ -36,8 +46,9 @@ def source_revision() -> str:
     src = Path(__file__).resolve().parent
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(src), *args], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
 
     try:
         commit = git("rev-parse", "HEAD")

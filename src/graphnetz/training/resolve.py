@@ -37,21 +37,30 @@ def task_config(cfg: DictConfig) -> DictConfig:
         path = CONF_DIR / "task" / f"{task_type}.yaml"
         if not path.is_file():
             valid = sorted(p.stem for p in (CONF_DIR / "task").glob("*.yaml") if p.stem != "auto")
-            raise ValueError(f"dataset {cfg.dataset.name!r} declares default_task={task_type!r}, "
-                             f"which has no conf/task/{task_type}.yaml; valid: {valid}")
-        chosen = {k: v for k, v in OmegaConf.to_container(task, resolve=True).items()
-                  if v is not None and k != "type"}
+            raise ValueError(
+                f"dataset {cfg.dataset.name!r} declares default_task={task_type!r}, "
+                f"which has no conf/task/{task_type}.yaml; valid: {valid}"
+            )
+        chosen = {
+            k: v
+            for k, v in OmegaConf.to_container(task, resolve=True).items()
+            if v is not None and k != "type"
+        }
         defaults = OmegaConf.load(path)
         foreign = sorted(set(chosen) - set(defaults))
         if foreign:
             valid = sorted(k for k in defaults if k not in ("_target_", "type"))
-            raise ValueError(f"task.{foreign[0]} does not apply to task type {task_type!r} "
-                             f"(dataset {cfg.dataset.name!r}); its settings are {valid}")
+            raise ValueError(
+                f"task.{foreign[0]} does not apply to task type {task_type!r} "
+                f"(dataset {cfg.dataset.name!r}); its settings are {valid}"
+            )
         task = OmegaConf.merge(defaults, chosen)
     served = list(cfg.dataset.get("task_types", []))
     if task.type not in served:
-        raise ValueError(f"dataset {cfg.dataset.name!r} does not serve task type {task.type!r}; "
-                         f"it serves {served}")
+        raise ValueError(
+            f"dataset {cfg.dataset.name!r} does not serve task type {task.type!r}; "
+            f"it serves {served}"
+        )
     return task
 
 
@@ -64,16 +73,28 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     if epochs is None:
         per_task = cfg.dataset.get("epochs") or {}
         if task.type not in per_task:
-            raise ValueError(f"dataset {cfg.dataset.name!r} has no default epochs for "
-                             f"{task.type!r} (dataset.epochs={dict(per_task)}); "
-                             "set trainer.max_epochs")
+            raise ValueError(
+                f"dataset {cfg.dataset.name!r} has no default epochs for "
+                f"{task.type!r} (dataset.epochs={dict(per_task)}); "
+                "set trainer.max_epochs"
+            )
         epochs = per_task[task.type]
     if not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"trainer.max_epochs must be a positive integer, got {epochs!r}")
-    task_cfg = OmegaConf.create({k: v for k, v in OmegaConf.to_container(task, resolve=True).items()
-                                 if k not in TASK_META_KEYS and v is not None})
+    task_cfg = OmegaConf.create(
+        {
+            k: v
+            for k, v in OmegaConf.to_container(task, resolve=True).items()
+            if k not in TASK_META_KEYS and v is not None
+        }
+    )
     return RunSpec(
-        dataset=cfg.dataset.name, category=cfg.dataset.category, task_type=task.type,
-        model=cfg.model.name, seed=seed, task_cfg=task_cfg, max_epochs=epochs,
+        dataset=cfg.dataset.name,
+        category=cfg.dataset.category,
+        task_type=task.type,
+        model=cfg.model.name,
+        seed=seed,
+        task_cfg=task_cfg,
+        max_epochs=epochs,
         selection=task_cfg.get("selection", "final"),
     )

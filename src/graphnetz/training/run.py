@@ -46,8 +46,13 @@ RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s")
 
 
 def _quiet_libraries() -> None:
-    for name in ("gensim","lightning.pytorch.utilities.rank_zero", "lightning.pytorch.accelerators.cuda",
-                 "lightning.fabric.utilities.seed", "lightning.pytorch"):
+    for name in (
+        "gensim",
+        "lightning.pytorch.utilities.rank_zero",
+        "lightning.pytorch.accelerators.cuda",
+        "lightning.fabric.utilities.seed",
+        "lightning.pytorch",
+    ):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
     warnings.filterwarnings("ignore", message=".*LeafSpec.*")
@@ -63,18 +68,37 @@ def _base_record(cfg: DictConfig, run_dir: Path | None) -> dict[str, Any]:
     dataset = cfg.get("dataset") or {}
     model = cfg.get("model") or {}
     return {
-        "schema_version": SCHEMA_VERSION, "status": None, "reason": None, "error": None,
-        "task": None, "dataset": dataset.get("name"), "category": dataset.get("category"),
-        "task_type": None, "model": model.get("name"), "seed": cfg.get("seed"),
-        "primary_metric": None, "direction": None, "metrics": {}, "selection": None,
-        "selected_epoch": None, "epochs_run": 0, "history": [], "data": {},
-        "wall_time_s": None, "config": OmegaConf.to_container(cfg, resolve=False),
-        "versions": library_versions(), "run_dir": str(run_dir) if run_dir else None,
+        "schema_version": SCHEMA_VERSION,
+        "status": None,
+        "reason": None,
+        "error": None,
+        "task": None,
+        "dataset": dataset.get("name"),
+        "category": dataset.get("category"),
+        "task_type": None,
+        "model": model.get("name"),
+        "seed": cfg.get("seed"),
+        "primary_metric": None,
+        "direction": None,
+        "metrics": {},
+        "selection": None,
+        "selected_epoch": None,
+        "epochs_run": 0,
+        "history": [],
+        "data": {},
+        "wall_time_s": None,
+        "config": OmegaConf.to_container(cfg, resolve=False),
+        "versions": library_versions(),
+        "run_dir": str(run_dir) if run_dir else None,
     }
 
 
-def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | None = None,
-                       started: float | None = None) -> dict[str, Any]:
+def train_and_evaluate(
+    cfg: DictConfig,
+    record: dict[str, Any],
+    run_dir: Path | None = None,
+    started: float | None = None,
+) -> dict[str, Any]:
     """Run the protocol, filling ``record`` in place; raises on failure.
 
     With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
@@ -82,9 +106,13 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | 
     """
     spec = resolve_run(cfg)
     task_cls = get_class(spec.task_cfg["_target_"])
-    record.update(task=f"{spec.dataset}/{spec.task_type}", task_type=spec.task_type,
-                  primary_metric=task_cls.primary_metric, direction=task_cls.direction,
-                  selection=spec.selection)
+    record.update(
+        task=f"{spec.dataset}/{spec.task_type}",
+        task_type=spec.task_type,
+        primary_metric=task_cls.primary_metric,
+        direction=task_cls.direction,
+        selection=spec.selection,
+    )
     reason = incompatibility(cfg.model, spec.task_type)
     if reason is not None:  # checked before any data is loaded
         record.update(status="skipped", reason=reason)
@@ -93,13 +121,16 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | 
     if cfg.get("num_threads"):
         torch.set_num_threads(int(cfg.num_threads))
     seed_everything(spec.seed)
-    dataset = load_dataset(cfg.dataset.loader, cfg.paths.data_dir, cfg.paths.get("data_mirror"),
-                           seed=spec.seed)
+    dataset = load_dataset(
+        cfg.dataset.loader, cfg.paths.data_dir, cfg.paths.get("data_mirror"), seed=spec.seed
+    )
     split = cfg.dataset.get("split")
     split = OmegaConf.to_container(split, resolve=True) if split is not None else None
     data = task_cls.prepare(dataset, seed=spec.seed, split=split)
     seed_everything(spec.seed)  # model init does not depend on how much randomness data prep used
-    model = build_model(cfg.model, spec.task_type, data.in_channels, data.out_channels, **data.extras)
+    model = build_model(
+        cfg.model, spec.task_type, data.in_channels, data.out_channels, **data.extras
+    )
     if hasattr(model, "prepare"):
         model.prepare(data.graph, spec.seed)
     module = instantiate(spec.task_cfg, model=model, _convert_="all")
@@ -114,23 +145,35 @@ def train_and_evaluate(cfg: DictConfig, record: dict[str, Any], run_dir: Path | 
     trainer_cfg["max_epochs"] = spec.max_epochs
     checkpoint, ckpt_path = _checkpointing(cfg, record, run_dir, started)
     trainer = instantiate(trainer_cfg, callbacks=[checkpoint] if checkpoint else None)
-    trainer.fit(module, train_dataloaders=data.train_loader, val_dataloaders=data.eval_loaders,
-                ckpt_path=ckpt_path)
-    record.update(status="ok", metrics=module.selected_metrics(),
-                  selected_epoch=module.history[module.selected_epoch()]["epoch"],
-                  epochs_run=len(module.history), history=module.history, data=data.info)
+    trainer.fit(
+        module,
+        train_dataloaders=data.train_loader,
+        val_dataloaders=data.eval_loaders,
+        ckpt_path=ckpt_path,
+    )
+    record.update(
+        status="ok",
+        metrics=module.selected_metrics(),
+        selected_epoch=module.history[module.selected_epoch()]["epoch"],
+        epochs_run=len(module.history),
+        history=module.history,
+        data=data.info,
+    )
     return record
 
 
-def _checkpointing(cfg: DictConfig, record: dict[str, Any], run_dir: Path | None,
-                   started: float | None) -> tuple[PeriodicCheckpoint | None, str | None]:
+def _checkpointing(
+    cfg: DictConfig, record: dict[str, Any], run_dir: Path | None, started: float | None
+) -> tuple[PeriodicCheckpoint | None, str | None]:
     """The checkpoint callback of this run (None: off) and the checkpoint to resume from."""
     every_s = cfg.get("checkpoint_every_s")
     if run_dir is None or every_s is None:
         return None, None
     if isinstance(every_s, bool) or not isinstance(every_s, int | float) or every_s < 0:
-        raise ValueError(f"checkpoint_every_s must be a number of seconds >= 0 "
-                         f"(0 = every epoch) or null (off), got {every_s!r}")
+        raise ValueError(
+            f"checkpoint_every_s must be a number of seconds >= 0 "
+            f"(0 = every epoch) or null (off), got {every_s!r}"
+        )
     path = run_dir / CHECKPOINT_NAME
     config = result_config(cfg)
     state = read_resume_state(path) if cfg.get("resume") else None
@@ -140,11 +183,15 @@ def _checkpointing(cfg: DictConfig, record: dict[str, Any], run_dir: Path | None
     started = time.perf_counter() if started is None else started
     if state is None:
         return PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started), None
-    record["resumed"] = {"from_epoch": state["epochs"], "elapsed_s_before": round(state["elapsed_s"], 4),
-                         "revisions_before": state["revisions"]}
+    record["resumed"] = {
+        "from_epoch": state["epochs"],
+        "elapsed_s_before": round(state["elapsed_s"], 4),
+        "revisions_before": state["revisions"],
+    }
     log.info("%s: resuming after epoch %d from %s", run_label(record), state["epochs"], path)
-    callback = PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started,
-                                  state["elapsed_s"], state["revisions"])
+    callback = PeriodicCheckpoint(
+        path, every_s, config, SOURCE_REVISION, started, state["elapsed_s"], state["revisions"]
+    )
     return callback, str(path)
 
 
@@ -163,8 +210,9 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[s
     try:
         train_and_evaluate(cfg, record, run_dir, start)
     except Exception as err:  # a failed run is a result, never the end of the sweep
-        record.update(status="failed", reason=f"{type(err).__name__}: {err}",
-                      error=traceback.format_exc())
+        record.update(
+            status="failed", reason=f"{type(err).__name__}: {err}", error=traceback.format_exc()
+        )
         log.error("run failed: %s: %s", type(err).__name__, err)
     before = record.get("resumed", {}).get("elapsed_s_before", 0.0)
     record["wall_time_s"] = round(before + time.perf_counter() - start, 4)
@@ -203,8 +251,11 @@ def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
 def comparable(config: dict) -> dict:
     """A stored config without what cannot change a result: the neutral keys, and an
     empty ``local`` group (present only on machines with a ``conf/local/default.yaml``)."""
-    return {k: v for k, v in config.items()
-            if k not in RESULT_NEUTRAL_KEYS and not (k == "local" and not v)}
+    return {
+        k: v
+        for k, v in config.items()
+        if k not in RESULT_NEUTRAL_KEYS and not (k == "local" and not v)
+    }
 
 
 def result_config(cfg: DictConfig) -> dict:
@@ -223,5 +274,7 @@ def summarize(record: dict[str, Any]) -> str:
         return f"{head}: {record['status']} ({record.get('reason')})"
     metric = record["primary_metric"]
     value = record["metrics"].get("test", record["metrics"].get("val", {})).get(metric)
-    return (f"{head}: test {metric}={value:.4f} (epoch {record['selected_epoch']}, "
-            f"{record['wall_time_s']:.1f} s)")
+    return (
+        f"{head}: test {metric}={value:.4f} (epoch {record['selected_epoch']}, "
+        f"{record['wall_time_s']:.1f} s)"
+    )

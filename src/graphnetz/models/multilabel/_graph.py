@@ -50,9 +50,7 @@ def propagate(edge_index: Tensor, coef: Tensor, h: Tensor) -> Tensor:
 
 
 def _csr(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
-    coo = torch.sparse_coo_tensor(
-        torch.stack([rows, cols]), values, shape, check_invariants=False
-    )
+    coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, shape, check_invariants=False)
     with warnings.catch_warnings():  # torch flags sparse CSR support as beta
         warnings.simplefilter("ignore", UserWarning)
         return coo.coalesce().to_sparse_csr()
@@ -79,8 +77,9 @@ class FixedOperator:
     (for the backward pass) are built once; no gradient flows to ``coef``.
     """
 
-    def __init__(self, edge_index: Tensor, coef: Tensor, num_nodes: int,
-                 targets: Tensor | None = None) -> None:
+    def __init__(
+        self, edge_index: Tensor, coef: Tensor, num_nodes: int, targets: Tensor | None = None
+    ) -> None:
         src, dst = edge_index
         coef = coef.detach()
         self._edges = (src, dst, coef)

@@ -99,8 +99,13 @@ class GCNLPA(nn.Module):
             )
         loops = torch.arange(num_nodes, device=ei.device)
         with_loops = torch.cat([ei, torch.stack([loops, loops])], dim=1)
-        return _EdgeLayouts(ei, pair_of_edge, WeightedAdjacency(ei, num_nodes),
-                            with_loops, WeightedAdjacency(with_loops, num_nodes))
+        return _EdgeLayouts(
+            ei,
+            pair_of_edge,
+            WeightedAdjacency(ei, num_nodes),
+            with_loops,
+            WeightedAdjacency(with_loops, num_nodes),
+        )
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         n = x.size(0)

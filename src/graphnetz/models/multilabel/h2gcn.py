@@ -174,8 +174,12 @@ class H2GCN(nn.Module):
     def _restricted(self, hops: list, rows: Tensor) -> list:
         """``hops`` computing only ``rows`` (the train nodes: cached while they stay the same)."""
         cached = self._row_hops
-        if not (cached and cached[0] is hops and cached[1].shape == rows.shape
-                and torch.equal(cached[1], rows)):
+        if not (
+            cached
+            and cached[0] is hops
+            and cached[1].shape == rows.shape
+            and torch.equal(cached[1], rows)
+        ):
             self._row_hops = (hops, rows.clone(), [op.rows(rows) for op in hops])
         return self._row_hops[2]
 

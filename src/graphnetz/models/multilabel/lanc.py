@@ -43,7 +43,7 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     out_length = length + 2 * pad - taps + 1
     out = conv.bias
     for t in range(taps):  # output position l reads stack position l - pad + t
-        pos = padded[:, t:t + out_length]
+        pos = padded[:, t : t + out_length]
         rows = torch.where(pos >= 0, pos * taps + t, zero_row).reshape(-1)
         out = out + table.index_select(0, rows).view(n, out_length, out_ch)
     return out
