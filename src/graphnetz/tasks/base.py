@@ -111,6 +111,12 @@ class GraphTask(L.LightningModule):
     def score(self, preds: Tensor, targets: Tensor) -> dict[str, float]:
         raise NotImplementedError
 
+    @classmethod
+    def chance_level(cls, data: TaskData) -> dict[str, Any] | None:
+        """The primary metric on the test split of a model that learned nothing
+        (``{"metric", "split", "rule", "value"}``), or None where the type defines none."""
+        return None
+
     # ---- Lightning hooks -----------------------------------------------------------
     def configure_optimizers(self):
         return torch.optim.Adam(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)

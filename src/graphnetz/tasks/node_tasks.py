@@ -12,7 +12,7 @@ from torchmetrics.functional.classification import multiclass_accuracy
 
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import GraphTask, TaskData
-from graphnetz.tasks.multilabel_metrics import METRIC_KEYS, multilabel_metrics
+from graphnetz.tasks.multilabel_metrics import METRIC_KEYS, multilabel_metrics, prior_macro_ap
 
 MASKS = ("train_mask", "val_mask", "test_mask")
 
@@ -164,6 +164,19 @@ class NodeClassificationTask(NodeTask):
     def num_outputs(data) -> int:
         return int(data.y.max()) + 1
 
+    @classmethod
+    def chance_level(cls, data: TaskData) -> dict[str, Any]:
+        graph = data.graph
+        train, test = graph.y[graph.train_mask], graph.y[graph.test_mask]
+        majority = int(torch.bincount(train).argmax()) if train.numel() else 0
+        value = float((test == majority).float().mean()) if test.numel() else float("nan")
+        return {
+            "metric": "accuracy",
+            "split": "test",
+            "rule": "majority training class",
+            "value": value,
+        }
+
     def loss(self, logits: Tensor, y: Tensor) -> Tensor:
         return F.cross_entropy(logits, y)
 
@@ -198,6 +211,16 @@ class MultiLabelNodeClassificationTask(NodeTask):
 
     def loss(self, logits: Tensor, y: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(logits, y)
+
+    @classmethod
+    def chance_level(cls, data: TaskData) -> dict[str, Any]:
+        graph = data.graph
+        return {
+            "metric": "macro_ap",
+            "split": "test",
+            "rule": "constant score",
+            "value": prior_macro_ap(graph.y[graph.test_mask]),
+        }
 
     @staticmethod
     def describe_labels(data) -> dict:
