@@ -8,7 +8,7 @@ import pytest
 
 from graphnetz.training import checkpoint as ckpt
 from graphnetz.training.checkpoint import CHECKPOINT_NAME, PeriodicCheckpoint
-from graphnetz.training.record import RECORD_NAME
+from graphnetz.run_record import RECORD_NAME
 from graphnetz.training.run import run_experiment
 
 KILL_AT = 7  # epoch during which the first process dies; checkpoints every epoch before

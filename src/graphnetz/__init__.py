@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from graphnetz import launch as _launch  # noqa: F401  (records the launch directory first)
+
 __version__ = "0.1.0"
 
 _EXPORTS = {

@@ -312,7 +312,7 @@ def run_benchmark(
             records.append(record)
             if progress:
                 print(f"[{i}/{total}] {summarize(record)}", flush=True)
-    return BenchmarkReport.from_records(records)
+    return BenchmarkReport.from_records([record.to_dict() for record in records])
 
 
 __all__ = ["run_benchmark"]

@@ -6,7 +6,7 @@
 
 Classes are built as ``cls(in_channels=, hidden_channels=, out_channels=, **hyperparameters)``.
 A model is a node encoder (``forward(x, edge_index) -> [N, out]``) unless the class sets
-``graph_level = True``; the task adapters (:func:`graphnetz.models.adapters.wrap_for_task`)
+``graph_level = True``; the task adapters (:func:`graphnetz.models.adapters.adapt`)
 give node encoders their pooling or link head, in the pipeline and in :func:`wrap_encoder`.
 """
 
@@ -23,7 +23,8 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 from torch import nn
 
-from graphnetz.models.adapters import wrap_for_task
+from graphnetz.models.adapters import adapt
+from graphnetz.task_types import RELATIONAL_LINK, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES
 from graphnetz.training.resolve import CONF_DIR
 
@@ -260,10 +261,11 @@ def wrap_encoder(
             f"got {type(encoder).__name__}"
         )
     cls = encoder if isinstance(encoder, type) else nn.Module
-    return wrap_for_task(
+    level = RELATIONAL_LINK if extras.get("num_relations") is not None else TASK_LEVELS[task_type]
+    return adapt(
         lambda i, o: spec.build(i, hidden_channels, o),
         cls,
-        task_type,
+        level,
         in_channels,
         out_channels,
         hidden_channels,

@@ -19,12 +19,12 @@ from omegaconf import OmegaConf
 from torch.utils.data import Dataset
 from torch_geometric.data.data import BaseData
 
+from graphnetz.task_types import GRAPH, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES, task_class
 from graphnetz.tasks.node_tasks import MASKS, require_attributes
 from graphnetz.training.resolve import CONF_DIR
 
-NODE_TASKS = ("node_cls", "ml_node_cls")
-GRAPH_TASKS = ("graph_cls", "graph_reg")
+GRAPH_TASKS = tuple(t for t, level in TASK_LEVELS.items() if level == GRAPH)
 USER_CATEGORY = "custom"
 DATASET_OBJECTS = (BaseData, Dataset, list, tuple, dict)
 
@@ -80,7 +80,6 @@ class BenchmarkTask:
             "name": self.name,
             "category": self.category,
             "task_types": [tt],
-            "default_task": tt,
             "epochs": {tt: self.epochs},
             "features": f"user dataset ({describe(self.source)})",
             "split": self.split,
@@ -204,13 +203,24 @@ def load_source(task: BenchmarkTask, seed: int | None = None) -> Any:
 
 
 # ---------------------------------------------------------------- the catalogue
+def natural_task(dataset_cfg: dict) -> str | None:
+    """The task type a dataset config chooses in its defaults list
+    (``- override /task@_global_.task: <type>``), or None."""
+    for entry in dataset_cfg.get("defaults") or []:
+        if isinstance(entry, dict):
+            for key, value in entry.items():
+                if key.split()[-1].startswith("/task"):
+                    return value
+    return None
+
+
 def config_tasks() -> list[BenchmarkTask]:
     """One task per dataset config x task type it serves, the default task first."""
     tasks = []
     for path in sorted((CONF_DIR / "dataset").glob("*.yaml")):
         cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
         served = list(cfg.get("task_types") or [])
-        default = cfg.get("default_task")
+        default = natural_task(cfg)
         order = ([default] if default in served else []) + [t for t in served if t != default]
         epochs = cfg.get("epochs") or {}
         for task_type in order:
@@ -309,7 +319,7 @@ def list_task_types() -> pd.DataFrame:
                 "primary_metric": cls.primary_metric,
                 "direction": cls.direction,
                 "datasets": served.get(task_type, 0),
-                "module": TASK_CLASSES[task_type],
+                "module": f"{cls.__module__}.{cls.__qualname__}",
             }
         )
     return pd.DataFrame(

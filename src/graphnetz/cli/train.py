@@ -13,10 +13,7 @@ from graphnetz.training.run import run_experiment
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float | None:
     record = run_experiment(cfg, HydraConfig.get().runtime.output_dir)
-    if record["status"] != "ok":
-        return None
-    split = "test" if "test" in record["metrics"] else "val"
-    return record["metrics"][split].get(record["primary_metric"])  # what a sweeper optimises
+    return record.test_value() if record.status == "ok" else None  # what a sweeper optimises
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from graphnetz.launch import absolute_path
+
 MIRROR_ENV = "GRAPHNETZ_DATA_MIRROR"
 
 
@@ -26,7 +28,7 @@ def resolve_mirror(mirror: str | os.PathLike | None) -> Path | None:
     value = mirror if mirror not in (None, "") else os.environ.get(MIRROR_ENV) or None
     if value is None:
         return None
-    path = Path(value).expanduser().resolve()
+    path = absolute_path(value)
     if not path.is_dir():
         raise FileNotFoundError(
             f"data mirror {str(value)!r} is not a directory; set paths.data_mirror "

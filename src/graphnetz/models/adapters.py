@@ -1,16 +1,17 @@
 """Task adapters: let a node encoder (``forward(x, edge_index) -> [N, d]``) enter any task.
 
-``wrap_for_task`` is the one entry point: node-level tasks use the encoder as it is (its
-last layer emits the classes); other task types put their head on a hidden-size encoder:
+The adapter is chosen by the level of the task (``graphnetz.task_types``), one function per
+level in :data:`ADAPTERS`; :func:`adapt` is the one entry point:
 
-- ``graph_cls`` / ``graph_reg``: :class:`PooledEncoder`, global mean pool + 2-layer MLP,
-  ``forward(x, edge_index, batch) -> [num_graphs, out]``. Graph-level models (class
-  attribute ``graph_level = True``, e.g. GIN) are used as they are.
-- ``link_pred``: :class:`LinkPredictor`, ``encode(x, edge_index) -> z`` and
-  ``decode(z, pairs) = <z_u, z_v>`` (dot product). When the task passes ``num_relations``
-  (a knowledge graph), :class:`RelationalLinkPredictor`: learned node embeddings as the
-  encoder's input (knowledge graphs have no features) and the DistMult decoder
-  ``<z_h, r, z_t> = sum_k z_h[k] r[k] z_t[k]`` with learned relation embeddings.
+- ``node``: the encoder as it is (its last layer emits the classes or labels).
+- ``graph``: :class:`PooledEncoder`, global mean pool + 2-layer MLP on a hidden-size
+  encoder, ``forward(x, edge_index, batch) -> [num_graphs, out]``. Graph-level models
+  (declared ``graph_level = True``, e.g. GIN) are used as they are.
+- ``link``: :class:`LinkPredictor`, ``encode(x, edge_index) -> z`` and
+  ``decode(z, pairs) = <z_u, z_v>`` (dot product).
+- ``relational_link`` (a knowledge graph): :class:`RelationalLinkPredictor`, learned node
+  embeddings as the encoder's input (knowledge graphs have no features) and the DistMult
+  decoder ``<z_h, r, z_t> = sum_k z_h[k] r[k] z_t[k]`` with learned relation embeddings.
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from collections.abc import Callable
 from torch import Tensor, nn
 from torch_geometric.nn import global_mean_pool
 
-EncoderFactory = Callable[[int, int], nn.Module]  # (in_channels, out_channels) -> module
+from graphnetz.models.contract import Capabilities, capabilities
+from graphnetz.task_types import GRAPH, LINK, NODE, RELATIONAL_LINK
 
-NODE_TASKS = ("node_cls", "ml_node_cls")
-GRAPH_TASKS = ("graph_cls", "graph_reg")
-LINK_TASKS = ("link_pred",)
+EncoderFactory = Callable[[int, int], nn.Module]  # (in_channels, out_channels) -> module
 
 
 class PooledEncoder(nn.Module):
@@ -93,45 +93,91 @@ class RelationalLinkPredictor(LinkPredictor):
         return (z[heads] * self.relation_embedding(relation)) @ z.t()
 
 
-def wrap_for_task(
+def node_model(
+    factory: EncoderFactory,
+    caps: Capabilities,
+    in_channels: int,
+    out_channels: int,
+    hidden_channels: int,
+    **extras,
+) -> nn.Module:
+    return factory(in_channels, out_channels)
+
+
+def graph_model(
+    factory: EncoderFactory,
+    caps: Capabilities,
+    in_channels: int,
+    out_channels: int,
+    hidden_channels: int,
+    **extras,
+) -> nn.Module:
+    if caps.graph_level:
+        return factory(in_channels, out_channels)
+    return PooledEncoder(
+        factory(in_channels, hidden_channels),
+        hidden_channels,
+        out_channels,
+        dropout=extras.get("head_dropout", 0.0),
+    )
+
+
+def link_model(
+    factory: EncoderFactory,
+    caps: Capabilities,
+    in_channels: int,
+    out_channels: int,
+    hidden_channels: int,
+    **extras,
+) -> nn.Module:
+    return LinkPredictor(factory(in_channels, hidden_channels))
+
+
+def relational_link_model(
+    factory: EncoderFactory,
+    caps: Capabilities,
+    in_channels: int,
+    out_channels: int,
+    hidden_channels: int,
+    **extras,
+) -> nn.Module:
+    # no input features (in_channels 0): entity embeddings of the hidden size
+    dim = in_channels if in_channels > 0 else hidden_channels
+    return RelationalLinkPredictor(
+        factory(dim, hidden_channels),
+        int(extras["num_nodes"]),
+        int(extras["num_relations"]),
+        dim,
+        hidden_channels,
+    )
+
+
+#: level -> the function that builds a run's model from an encoder factory
+ADAPTERS: dict[str, Callable[..., nn.Module]] = {
+    NODE: node_model,
+    GRAPH: graph_model,
+    LINK: link_model,
+    RELATIONAL_LINK: relational_link_model,
+}
+
+
+def adapt(
     factory: EncoderFactory,
     cls: type,
-    task_type: str,
+    level: str,
     in_channels: int,
     out_channels: int,
     hidden_channels: int = 64,
     **extras,
 ) -> nn.Module:
-    """The model of a run: ``factory(in, out)`` builds the encoder, the adapter its head.
-
-    ``extras`` come from the task's data (``TaskData.extras``): ``num_relations`` and
-    ``num_nodes`` make link prediction relational.
-    """
-    if task_type in NODE_TASKS:
-        return factory(in_channels, out_channels)
-    if task_type in GRAPH_TASKS:
-        if getattr(cls, "graph_level", False):
-            return factory(in_channels, out_channels)
-        return PooledEncoder(
-            factory(in_channels, hidden_channels),
-            hidden_channels,
-            out_channels,
-            dropout=extras.get("head_dropout", 0.0),
-        )
-    if task_type in LINK_TASKS:
-        if extras.get("num_relations") is not None:
-            # no input features (in_channels 0): entity embeddings of the hidden size
-            dim = in_channels if in_channels > 0 else hidden_channels
-            return RelationalLinkPredictor(
-                factory(dim, hidden_channels),
-                int(extras["num_nodes"]),
-                int(extras["num_relations"]),
-                dim,
-                hidden_channels,
-            )
-        return LinkPredictor(factory(in_channels, hidden_channels))
-    valid = list(NODE_TASKS + GRAPH_TASKS + LINK_TASKS)
-    raise ValueError(f"no adapter for task type {task_type!r}; valid: {valid}")
+    """The model of a run at ``level``: ``factory(in, out)`` builds the encoder of class
+    ``cls``, the level's adapter its head. ``extras`` come from the task's data
+    (``TaskData.extras``: ``num_nodes`` and ``num_relations`` for knowledge graphs)."""
+    if level not in ADAPTERS:
+        raise ValueError(f"no adapter for level {level!r}; valid: {list(ADAPTERS)}")
+    return ADAPTERS[level](
+        factory, capabilities(cls), in_channels, out_channels, hidden_channels, **extras
+    )
 
 
-__all__ = ["LinkPredictor", "PooledEncoder", "RelationalLinkPredictor", "wrap_for_task"]
+__all__ = ["ADAPTERS", "LinkPredictor", "PooledEncoder", "RelationalLinkPredictor", "adapt"]

@@ -13,6 +13,8 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.nn import DeepGraphInfomax
 
+from graphnetz.models.encoders import NodeEncoder
+
 
 def shuffle_features(x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
     """DGI's corruption: a random permutation of the rows of ``x``, same edges."""
@@ -29,11 +31,12 @@ class HiddenLayers(nn.Module):
 
     def __init__(self, encoder: nn.Module) -> None:
         super().__init__()
-        layers = getattr(encoder, "layers", None) if hasattr(encoder, "apply_layers") else None
+        layers = encoder.layers if isinstance(encoder, NodeEncoder) else None
         if layers is None or len(layers) < 2:
             raise ValueError(
-                f"DGI pre-training needs a node encoder with >= 2 layers (``layers``); got "
-                f"{type(encoder).__name__} with {0 if layers is None else len(layers)}"
+                f"DGI pre-training needs a NodeEncoder (GCN, GAT, SAGE, GT, MLP) with >= 2 "
+                f"layers; got {type(encoder).__name__} with "
+                f"{'no layer stack' if layers is None else f'{len(layers)} layer(s)'}"
             )
         self.encoder = encoder
 

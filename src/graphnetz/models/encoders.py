@@ -13,21 +13,19 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv, SAGEConv, TransformerConv
 
+from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import input_dropout, linear
 from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.graph_cache import AdjacencyCache
 
-NODE_LEVEL_TASKS = frozenset({"node_cls", "ml_node_cls", "graph_cls", "graph_reg", "link_pred"})
 
-
-class NodeEncoder(nn.Module):
+class NodeEncoder(GraphModel):
     """``num_layers`` layers built by :meth:`make_layer`, ReLU + dropout between them.
 
     Subclasses only say how one layer is made; everything else (depth, dropout, the
     task types they can serve through adapters) is shared.
     """
 
-    task_types: ClassVar[frozenset[str]] = NODE_LEVEL_TASKS
     uses_edges: ClassVar[bool] = True
     #: Layers that only sum or average neighbours take a sparse adjacency instead of
     #: ``edge_index`` (one sparse-dense product per layer, no per-edge gather/scatter).

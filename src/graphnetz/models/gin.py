@@ -13,6 +13,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import GINConv, global_add_pool
 
+from graphnetz.models.contract import GraphModel
+
 
 def _mlp(d_in: int, d_out: int) -> nn.Sequential:
     return nn.Sequential(
@@ -20,7 +22,7 @@ def _mlp(d_in: int, d_out: int) -> nn.Sequential:
     )
 
 
-class GIN(nn.Module):
+class GIN(GraphModel):
     """``forward(x, edge_index, batch) -> [num_graphs, out_channels]``."""
 
     task_types: ClassVar[frozenset[str]] = frozenset({"graph_cls", "graph_reg"})

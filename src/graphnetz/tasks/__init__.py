@@ -2,32 +2,37 @@
 
 from __future__ import annotations
 
-from hydra.utils import get_class
-
+from graphnetz.task_types import check_task_type
 from graphnetz.tasks.base import GraphTask, TaskData
+from graphnetz.tasks.graph_tasks import GraphClassificationTask, GraphRegressionTask
+from graphnetz.tasks.link_tasks import LinkPredictionTask
 from graphnetz.tasks.node_tasks import MultiLabelNodeClassificationTask, NodeClassificationTask
 
-# task type -> LightningModule class path; conf/task/<type>.yaml points at the same class.
-TASK_CLASSES: dict[str, str] = {
-    "node_cls": "graphnetz.tasks.node_tasks.NodeClassificationTask",
-    "ml_node_cls": "graphnetz.tasks.node_tasks.MultiLabelNodeClassificationTask",
-    "graph_cls": "graphnetz.tasks.graph_tasks.GraphClassificationTask",
-    "graph_reg": "graphnetz.tasks.graph_tasks.GraphRegressionTask",
-    "link_pred": "graphnetz.tasks.link_tasks.LinkPredictionTask",
+#: task type -> LightningModule; conf/task/<type>.yaml's ``_target_`` names the same class.
+TASK_CLASSES: dict[str, type[GraphTask]] = {
+    cls.task_type: cls
+    for cls in (
+        NodeClassificationTask,
+        MultiLabelNodeClassificationTask,
+        GraphClassificationTask,
+        GraphRegressionTask,
+        LinkPredictionTask,
+    )
 }
 
 
 def task_class(task_type: str) -> type[GraphTask]:
-    if task_type not in TASK_CLASSES:
-        raise ValueError(f"unknown task type {task_type!r}; valid: {sorted(TASK_CLASSES)}")
-    return get_class(TASK_CLASSES[task_type])
+    return TASK_CLASSES[check_task_type(task_type)]
 
 
 __all__ = [
+    "TASK_CLASSES",
+    "GraphClassificationTask",
+    "GraphRegressionTask",
     "GraphTask",
+    "LinkPredictionTask",
     "MultiLabelNodeClassificationTask",
     "NodeClassificationTask",
-    "TASK_CLASSES",
     "TaskData",
     "task_class",
 ]

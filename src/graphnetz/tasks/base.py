@@ -4,8 +4,10 @@ A task type (node_cls, graph_cls, graph_reg, link_pred, ml_node_cls) is one subc
 says how to prepare its data (:meth:`prepare`), how to compute the training loss
 (:meth:`training_loss`), how to turn a batch into predictions and targets per split
 (:meth:`predict_splits`) and how to score them (:meth:`score`). The base class owns the
-optimiser (Adam with the task's SPEC §5 defaults), the per-epoch history, early stopping
-and model selection, so every task type records results the same way.
+optimiser (built from the ``task.optimizer`` config node), the per-epoch history, early
+stopping and model selection, so every task type records results the same way. Its
+hyperparameters (lr, weight decay, ...) have no defaults here: they are the numbers of
+``conf/task/<type>.yaml``, passed by the config.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -21,11 +24,14 @@ import lightning as L
 import torch
 from torch import Tensor, nn
 
+from graphnetz.task_types import TASK_LEVELS
 from graphnetz.tasks.selection import SELECTIONS, select_epoch
 
 SPLITS = ("train", "val", "test")
 PROGRESS_EVERY_S = 30.0
 log = logging.getLogger("graphnetz")
+#: ``params -> optimizer``: what ``task.optimizer`` (``_partial_: true``) instantiates to.
+OptimizerFactory = Callable[[Iterable[nn.Parameter]], torch.optim.Optimizer]
 
 
 @dataclass
@@ -44,25 +50,37 @@ class TaskData:
     # A task type may refine its primary metric once it has seen the data (relational
     # link prediction ranks by filtered MRR); None keeps the class's primary metric.
     primary_metric: str | None = None
+    # The level the model works at (graphnetz.task_types.LEVELS); None: the task's own.
+    level: str | None = None
 
 
 class GraphTask(L.LightningModule):
     task_type: ClassVar[str]
     primary_metric: ClassVar[str]
     direction: ClassVar[str]  # "max" or "min"
-    default_lr: ClassVar[float] = 1e-3
-    default_weight_decay: ClassVar[float] = 0.0
     # The split whose metric is the run's result; "val" only for datasets without a test set.
     report_split: ClassVar[str] = "test"
-    # Encoder dropout when the model config leaves it null: 0.5 suits one large graph
-    # (Kipf & Welling); on small graphs with one-hot atom features (TU) it drowns the signal.
-    default_dropout: ClassVar[float] = 0.5
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "task_type" in cls.__dict__ and cls.task_type not in TASK_LEVELS:
+            raise TypeError(
+                f"{cls.__name__}.task_type={cls.task_type!r} is not a declared task type; "
+                f"declare it in graphnetz.task_types (valid: {list(TASK_LEVELS)})"
+            )
+
+    @classmethod
+    def level(cls) -> str:
+        """The level of the task's model output (``graphnetz.task_types.TASK_LEVELS``)."""
+        return TASK_LEVELS[cls.task_type]
 
     def __init__(
         self,
         model: nn.Module,
-        lr: float | None = None,
-        weight_decay: float | None = None,
+        *,
+        optimizer: OptimizerFactory,
+        lr: float,
+        weight_decay: float,
         selection: str = "final",
         patience: int | None = None,
     ) -> None:
@@ -83,12 +101,17 @@ class GraphTask(L.LightningModule):
                 "(early stopping watches the validation metric)"
             )
         self.model = model
-        self.lr = self.default_lr if lr is None else float(lr)
-        self.weight_decay = (
-            self.default_weight_decay if weight_decay is None else float(weight_decay)
-        )
+        self.lr, self.weight_decay = float(lr), float(weight_decay)
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"task.lr must be a positive number, got {lr!r}")
+        if not (self.weight_decay >= 0 and math.isfinite(self.weight_decay)):
+            raise ValueError(f"task.weight_decay must be a number >= 0, got {weight_decay!r}")
+        if not callable(optimizer):
+            raise TypeError(
+                f"task.optimizer must build an optimiser from parameters (a config node "
+                f"with _partial_: true), got {optimizer!r}"
+            )
+        self.optimizer_factory = optimizer
         self.selection = selection
         self.patience = patience
         self.history: list[dict[str, float]] = []
@@ -119,7 +142,7 @@ class GraphTask(L.LightningModule):
 
     # ---- Lightning hooks -----------------------------------------------------------
     def configure_optimizers(self):
-        return torch.optim.Adam(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        return self.optimizer_factory(self.parameters())
 
     def training_step(self, batch, batch_idx):
         loss = self.training_loss(batch)

@@ -8,8 +8,6 @@ may change the fractions). Training is mini-batched with torch_geometric's DataL
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -56,22 +54,9 @@ def graph_split(dataset, seed: int, split: dict | None) -> tuple[dict[str, list]
 class GraphLevelTask(MiniBatchSteps, GraphTask):
     """Shared mechanics: a model ``(x, edge_index, batch) -> [num_graphs, out]``."""
 
-    default_batch_size: ClassVar[int] = 32
-    default_dropout: ClassVar[float] = 0.0  # as benchmarking-gnns' TU setups
-
-    def __init__(
-        self,
-        model,
-        lr=None,
-        weight_decay=None,
-        selection="final",
-        patience=None,
-        batch_size: int | None = None,
-    ) -> None:
-        super().__init__(model, lr, weight_decay, selection, patience)
-        self.batch_size = check_batch_size(
-            self.default_batch_size if batch_size is None else batch_size
-        )
+    def __init__(self, model, *, batch_size: int, **hyperparameters) -> None:
+        super().__init__(model, **hyperparameters)
+        self.batch_size = check_batch_size(batch_size)
         self.automatic_optimization = False
 
     @classmethod
@@ -117,12 +102,11 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
 
 
 class GraphClassificationTask(GraphLevelTask):
-    """Cross-entropy, accuracy (higher is better), Adam lr 1e-3 (SPEC §5)."""
+    """Cross-entropy, accuracy (higher is better)."""
 
     task_type = "graph_cls"
     primary_metric = "accuracy"
     direction = "max"
-    default_lr = 1e-3
 
     @staticmethod
     def num_outputs(graphs: list) -> int:
@@ -140,12 +124,11 @@ class GraphClassificationTask(GraphLevelTask):
 
 
 class GraphRegressionTask(GraphLevelTask):
-    """L1 loss, mean absolute error (lower is better; RMSE also recorded), Adam lr 1e-3."""
+    """L1 loss, mean absolute error (lower is better; RMSE also recorded)."""
 
     task_type = "graph_reg"
     primary_metric = "mae"
     direction = "min"
-    default_lr = 1e-3
 
     @staticmethod
     def num_outputs(graphs: list) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import random
 from contextlib import contextmanager
-from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +34,7 @@ from torch_geometric.transforms import RandomLinkSplit
 from torch_geometric.utils import degree, negative_sampling, to_undirected
 from torchmetrics.functional.classification import binary_auroc, binary_average_precision
 
+from graphnetz.task_types import RELATIONAL_LINK
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
 from graphnetz.tasks.node_tasks import full_batch_loader, require_attributes
@@ -191,23 +191,12 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
     task_type = "link_pred"
     primary_metric = "auc"
     direction = "max"
-    default_lr = 1e-2
-    default_relational_batch_size: ClassVar[int] = 65536  # triples per step (FB15k-237: 5 steps)
 
     def __init__(
-        self,
-        model,
-        lr=None,
-        weight_decay=None,
-        selection="final",
-        patience=None,
-        batch_size: int | None = None,
-        rank_sample: int | None = 2000,
+        self, model, *, batch_size: int, rank_sample: int | None, **hyperparameters
     ) -> None:
-        super().__init__(model, lr, weight_decay, selection, patience)
-        self.batch_size = check_batch_size(
-            self.default_relational_batch_size if batch_size is None else batch_size
-        )
+        super().__init__(model, **hyperparameters)
+        self.batch_size = check_batch_size(batch_size)
         self.automatic_optimization = False
         if rank_sample is not None and (isinstance(rank_sample, bool) or rank_sample < 1):
             raise ValueError(
@@ -236,6 +225,7 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
             info=info,
             graph=graph,
             primary_metric="mrr" if extras else None,
+            level=RELATIONAL_LINK if extras else None,
         )
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""Multi-label node-classification metrics (SPEC §5, §7); pure functions.
+"""Multi-label node-classification metrics; pure functions.
 
 Label-exclusion rule, applied per evaluated split:
 

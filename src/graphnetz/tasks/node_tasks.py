@@ -11,6 +11,8 @@ from torch.utils.data import DataLoader
 from torchmetrics.functional.classification import multiclass_accuracy
 
 from graphnetz.data.splits import random_node_split
+from graphnetz.models.contract import capabilities
+from graphnetz.models.dgi import pretrain_node_encoder
 from graphnetz.tasks.base import GraphTask, TaskData
 from graphnetz.tasks.multilabel_metrics import METRIC_KEYS, multilabel_metrics, prior_macro_ap
 
@@ -94,16 +96,16 @@ class NodeTask(GraphTask):
         return {}
 
     def training_loss(self, data) -> Tensor:
-        # Models flagged ``computes_selected_nodes`` (LANC, H2GCN) return the train rows only
-        # instead of computing every node's logits and discarding most of them.
-        if getattr(self.model, "computes_selected_nodes", False):
+        caps = capabilities(self.model)
+        # Models declaring ``computes_selected_nodes`` (LANC, H2GCN) return the train rows
+        # only instead of computing every node's logits and discarding most of them.
+        if caps.computes_selected_nodes:
             out = self.model(data.x, data.edge_index, output_nodes=data.train_mask)
         else:
             out = self.model(data.x, data.edge_index)[data.train_mask]
         loss = self.loss(out, data.y[data.train_mask])
-        extra = getattr(self.model, "extra_loss", None)
-        if extra is not None:
-            loss = loss + extra(data, data.train_mask)
+        if caps.adds_loss:
+            loss = loss + self.model.extra_loss(data, data.train_mask)
         return loss
 
     def predict_splits(self, data, dataloader_idx: int = 0):
@@ -115,25 +117,15 @@ class NodeTask(GraphTask):
 
 
 class NodeClassificationTask(NodeTask):
-    """Single-label node classification: cross-entropy, accuracy (SPEC §5)."""
+    """Single-label node classification: cross-entropy, accuracy."""
 
     task_type = "node_cls"
     primary_metric = "accuracy"
     direction = "max"
-    default_lr = 1e-2
-    default_weight_decay = 5e-4
     label_dtype = torch.long
 
-    def __init__(
-        self,
-        model,
-        lr=None,
-        weight_decay=None,
-        selection="final",
-        patience=None,
-        dgi_pretrain_epochs: int = 0,
-    ) -> None:
-        super().__init__(model, lr, weight_decay, selection, patience)
+    def __init__(self, model, *, dgi_pretrain_epochs: int = 0, **hyperparameters) -> None:
+        super().__init__(model, **hyperparameters)
         if (
             isinstance(dgi_pretrain_epochs, bool)
             or not isinstance(dgi_pretrain_epochs, int)
@@ -149,8 +141,6 @@ class NodeClassificationTask(NodeTask):
         # Optional: pre-train the encoder's hidden layers with Deep Graph Infomax (no labels);
         # a resumed run restored weights that were pre-trained already.
         if self.dgi_pretrain_epochs and not self.resumed:
-            from graphnetz.models.dgi import pretrain_node_encoder
-
             graph = next(iter(self.trainer.train_dataloader))
             pretrain_node_encoder(
                 self.model,
@@ -197,8 +187,6 @@ class MultiLabelNodeClassificationTask(NodeTask):
     task_type = "ml_node_cls"
     primary_metric = "macro_ap"
     direction = "max"
-    default_lr = 1e-2
-    default_weight_decay = 5e-4
     label_dtype = torch.float
 
     @staticmethod

@@ -17,12 +17,16 @@ import logging
 import os
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 import numpy as np
 import torch
+
+from graphnetz.training.provenance import SOURCE_REVISION
+from graphnetz.training.resolve import RunSpec, result_config
 
 CHECKPOINT_NAME = "checkpoint.ckpt"
 _KEY = "graphnetz"
@@ -127,3 +131,47 @@ def discard_checkpoint(run_dir: Path) -> None:
     """Remove a run's checkpoint (and a save cut off mid-write): the run has its record."""
     for name in (CHECKPOINT_NAME, CHECKPOINT_NAME + ".tmp"):
         (Path(run_dir) / name).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """A run's checkpointing: the callbacks for the trainer (None: off), the checkpoint to
+    resume from (None: start over), and what the record says about the resumption."""
+
+    callbacks: list[L.Callback] | None = None
+    resume_from: str | None = None
+    resumed: dict[str, Any] | None = None
+
+
+def checkpointing(
+    spec: RunSpec, run_dir: Path | None, started: float | None, label: str
+) -> Checkpointing:
+    """Periodic checkpoints in ``run_dir`` every ``checkpoint_every_s`` seconds, resumed
+    from (with ``resume=true``) when one of this very config is there."""
+    every_s = spec.config.get("checkpoint_every_s")
+    if run_dir is None or every_s is None:
+        return Checkpointing()
+    if isinstance(every_s, bool) or not isinstance(every_s, int | float) or every_s < 0:
+        raise ValueError(
+            f"checkpoint_every_s must be a number of seconds >= 0 "
+            f"(0 = every epoch) or null (off), got {every_s!r}"
+        )
+    path = Path(run_dir) / CHECKPOINT_NAME
+    config = result_config(spec.config)
+    state = read_resume_state(path) if spec.config.get("resume") else None
+    if state is not None and result_config(state["config"]) != config:
+        log.warning("ignoring checkpoint %s: it belongs to another config", path)
+        state = None
+    started = time.perf_counter() if started is None else started
+    if state is None:
+        return Checkpointing([PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started)])
+    log.info("%s: resuming after epoch %d from %s", label, state["epochs"], path)
+    callback = PeriodicCheckpoint(
+        path, every_s, config, SOURCE_REVISION, started, state["elapsed_s"], state["revisions"]
+    )
+    resumed = {
+        "from_epoch": state["epochs"],
+        "elapsed_s_before": round(state["elapsed_s"], 4),
+        "revisions_before": state["revisions"],
+    }
+    return Checkpointing([callback], str(path), resumed)

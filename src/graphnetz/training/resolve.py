@@ -1,100 +1,156 @@
-"""Turn a composed Hydra config into the concrete choices of one run.
+"""Turn a composed Hydra config into the resolved config of one run, once.
 
-``task=auto`` (the default) becomes the dataset's natural task type with that type's
-config file; explicit ``task.*`` values win. ``trainer.max_epochs=null`` becomes the
-dataset's per-task default. Everything is checked here, before any data is loaded.
+Composition has already chosen the task (the dataset's natural one from its defaults list,
+or ``task=<type>`` from the command line) and the YAML files hold every default as a
+number. What is left happens here, before anything is built:
+
+- ``trainer.max_epochs: null`` becomes the dataset's per-task default (``dataset.epochs``);
+- the data paths become absolute, relative ones taken against the launch directory
+  (:mod:`graphnetz.launch`), and an unset mirror falls back to ``$GRAPHNETZ_DATA_MIRROR``,
+  as the loaders do, so the record names the mirror actually read;
+- every interpolation is resolved (``${oc.env:...}``, ``${task.encoder_dropout}``, ...);
+- the seed, the task type (served by the dataset, matching the task class) and the epochs
+  are checked.
+
+The :class:`RunSpec` is what the run builds from; its ``config`` is what the record stores.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
+from graphnetz.data.mirror import MIRROR_ENV
+from graphnetz.launch import absolute_path
+from graphnetz.tasks import GraphTask
+
+# Until the packaged-config module lands: where conf/ is in a checkout.
 CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
-TASK_META_KEYS = ("type",)
+#: Settings that change how a run executes but not its result (resume an earlier sweep
+#: with resume=true or another thread count and its complete runs still count).
+RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s")
+#: Task-config keys that describe the task rather than construct its module.
+TASK_META_KEYS = ("type", "encoder_dropout")
+PATH_KEYS = ("data_dir", "output_dir", "data_mirror")
 
 
-@dataclass
+class ConfigError(ValueError):
+    """A run's config asks for something that cannot run; the message says what and why."""
+
+
+@dataclass(frozen=True)
 class RunSpec:
-    dataset: str
-    category: str
-    task_type: str
-    model: str
+    """One run, resolved: ``config`` has no interpolation and no default left to fill."""
+
+    config: dict[str, Any]
+    task_cls: type[GraphTask]
     seed: int
-    task_cfg: DictConfig  # has _target_, ready for instantiate (meta keys stripped)
     max_epochs: int
-    selection: str
 
+    @property
+    def dataset(self) -> str:
+        return self.config["dataset"]["name"]
 
-def task_config(cfg: DictConfig) -> DictConfig:
-    """The task config of the run, with ``auto`` resolved against the dataset."""
-    task = cfg.task
-    task_type = task.get("type", "auto")
-    if task_type == "auto":
-        task_type = cfg.dataset.default_task
-        path = CONF_DIR / "task" / f"{task_type}.yaml"
-        if not path.is_file():
-            valid = sorted(p.stem for p in (CONF_DIR / "task").glob("*.yaml") if p.stem != "auto")
-            raise ValueError(
-                f"dataset {cfg.dataset.name!r} declares default_task={task_type!r}, "
-                f"which has no conf/task/{task_type}.yaml; valid: {valid}"
-            )
-        chosen = {
-            k: v
-            for k, v in OmegaConf.to_container(task, resolve=True).items()
-            if v is not None and k != "type"
-        }
-        defaults = OmegaConf.load(path)
-        foreign = sorted(set(chosen) - set(defaults))
-        if foreign:
-            valid = sorted(k for k in defaults if k not in ("_target_", "type"))
-            raise ValueError(
-                f"task.{foreign[0]} does not apply to task type {task_type!r} "
-                f"(dataset {cfg.dataset.name!r}); its settings are {valid}"
-            )
-        task = OmegaConf.merge(defaults, chosen)
-    served = list(cfg.dataset.get("task_types", []))
-    if task.type not in served:
-        raise ValueError(
-            f"dataset {cfg.dataset.name!r} does not serve task type {task.type!r}; "
-            f"it serves {served}"
-        )
-    return task
+    @property
+    def task_type(self) -> str:
+        return self.task_cls.task_type
+
+    @property
+    def task_key(self) -> str:
+        return f"{self.dataset}/{self.task_type}"
+
+    @property
+    def model(self) -> str:
+        return self.config["model"]["name"]
+
+    @property
+    def label(self) -> str:
+        """``dataset/task_type model seed=S``: how log lines name the run."""
+        return f"{self.task_key} {self.model} seed={self.seed}"
+
+    @property
+    def task_cfg(self) -> dict[str, Any]:
+        """The task node ready for ``instantiate`` (meta keys stripped)."""
+        return {k: v for k, v in self.config["task"].items() if k not in TASK_META_KEYS}
+
+    @property
+    def selection(self) -> str:
+        return self.config["task"].get("selection", "final")
+
+    def section(self, name: str) -> DictConfig:
+        """A config section as a DictConfig (for ``instantiate``)."""
+        return OmegaConf.create(self.config[name])
 
 
 def resolve_run(cfg: DictConfig) -> RunSpec:
+    """The resolved run of a composed config; :class:`ConfigError` names what is wrong."""
     seed = cfg.seed
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    task = task_config(cfg)
-    epochs = cfg.trainer.get("max_epochs")
+        raise ConfigError(f"seed must be an integer, got {seed!r}")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    config["paths"] = resolved_paths(config.get("paths") or {})
+    task_cls = _task_class(config)
+    dataset = config["dataset"]
+    served = list(dataset.get("task_types") or [])
+    if task_cls.task_type not in served:
+        raise ConfigError(
+            f"dataset {dataset['name']!r} does not serve task type {task_cls.task_type!r}; "
+            f"it serves {served}"
+        )
+    config["trainer"]["max_epochs"] = epochs = _max_epochs(config, task_cls.task_type)
+    return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
+
+
+def resolved_paths(paths: dict[str, Any]) -> dict[str, Any]:
+    """``paths`` with the data and output folders absolute and the mirror as used."""
+    paths = dict(paths)
+    if paths.get("data_mirror") in (None, ""):
+        paths["data_mirror"] = os.environ.get(MIRROR_ENV) or None
+    for key in PATH_KEYS:
+        if paths.get(key) not in (None, ""):
+            paths[key] = str(absolute_path(paths[key]))
+    return paths
+
+
+def _task_class(config: dict[str, Any]) -> type[GraphTask]:
+    task = config["task"]
+    cls = get_class(task["_target_"])
+    if not (isinstance(cls, type) and issubclass(cls, GraphTask)):
+        raise ConfigError(f"task._target_={task['_target_']!r} is not a GraphTask class")
+    if task.get("type", cls.task_type) != cls.task_type:
+        raise ConfigError(
+            f"task.type={task['type']!r} contradicts task._target_ ({cls.__name__} is "
+            f"{cls.task_type!r}); choose the task with task=<type>"
+        )
+    return cls
+
+
+def _max_epochs(config: dict[str, Any], task_type: str) -> int:
+    epochs = config["trainer"].get("max_epochs")
     if epochs is None:
-        per_task = cfg.dataset.get("epochs") or {}
-        if task.type not in per_task:
-            raise ValueError(
-                f"dataset {cfg.dataset.name!r} has no default epochs for "
-                f"{task.type!r} (dataset.epochs={dict(per_task)}); "
-                "set trainer.max_epochs"
+        per_task = config["dataset"].get("epochs") or {}
+        if task_type not in per_task:
+            raise ConfigError(
+                f"dataset {config['dataset']['name']!r} has no default epochs for "
+                f"{task_type!r} (dataset.epochs={dict(per_task)}); set trainer.max_epochs"
             )
-        epochs = per_task[task.type]
-    if not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"trainer.max_epochs must be a positive integer, got {epochs!r}")
-    task_cfg = OmegaConf.create(
-        {
-            k: v
-            for k, v in OmegaConf.to_container(task, resolve=True).items()
-            if k not in TASK_META_KEYS and v is not None
-        }
-    )
-    return RunSpec(
-        dataset=cfg.dataset.name,
-        category=cfg.dataset.category,
-        task_type=task.type,
-        model=cfg.model.name,
-        seed=seed,
-        task_cfg=task_cfg,
-        max_epochs=epochs,
-        selection=task_cfg.get("selection", "final"),
-    )
+        epochs = per_task[task_type]
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ConfigError(f"trainer.max_epochs must be a positive integer, got {epochs!r}")
+    return epochs
+
+
+def result_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a stored config that decides a run's result (what resume compares):
+    without the neutral keys, and without an empty ``local`` group (present only on
+    machines with a ``conf/local/default.yaml``)."""
+    return {
+        k: v
+        for k, v in config.items()
+        if k not in RESULT_NEUTRAL_KEYS and not (k == "local" and not v)
+    }

@@ -1,13 +1,15 @@
-"""The run protocol (SPEC §3): one dataset x task x model x seed -> one run record.
+"""The run protocol: one dataset x task x model x seed -> one run record.
 
-``run_experiment`` never raises for a problem of the run itself: an incompatible
-model/task pair is recorded as ``skipped``, any error as ``failed``, so one run can never
-stop a sweep. The record is written atomically into the run directory.
+``run_experiment`` never raises for a problem of the run itself: an incompatible model/task
+pair is recorded as ``skipped``, any error (a config that cannot run included) as
+``failed``, so one run can never stop a sweep. The config is resolved once
+(:func:`graphnetz.training.resolve.resolve_run`), the recipe runs
+(:func:`graphnetz.training.pipeline.train_and_evaluate`), and the record is assembled once
+and written atomically into the run directory.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 import traceback
@@ -15,37 +17,18 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import torch
-from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from graphnetz.data.loading import load_dataset
-from graphnetz.models.build import build_model, default_dropout, incompatibility
-from graphnetz.models.features import embedding_decay_warning
-from graphnetz.training.checkpoint import (
-    CHECKPOINT_NAME,
-    PeriodicCheckpoint,
-    discard_checkpoint,
-    read_resume_state,
-)
-from graphnetz.training.record import (
-    RECORD_NAME,
-    SCHEMA_VERSION,
-    SOURCE_REVISION,
-    library_versions,
-    read_record,
-    write_json_atomic,
-)
-from graphnetz.training.resolve import resolve_run
-from graphnetz.training.seeding import seed_everything
+from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
+from graphnetz.training.checkpoint import discard_checkpoint
+from graphnetz.training.pipeline import Trained, train_and_evaluate
+from graphnetz.training.provenance import library_versions
+from graphnetz.training.resolve import RunSpec, resolve_run, result_config
 
 log = logging.getLogger("graphnetz")
-# Settings that change how a run executes but not its result (resume an earlier sweep
-# with resume=true or another thread count and its complete runs still count).
-RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s")
 
 
-def _quiet_libraries() -> None:
+def quiet_libraries() -> None:
     for name in (
         "gensim",
         "lightning.pytorch.utilities.rank_zero",
@@ -54,227 +37,129 @@ def _quiet_libraries() -> None:
         "lightning.pytorch",
     ):
         logging.getLogger(name).setLevel(logging.WARNING)
-    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
-    warnings.filterwarnings("ignore", message=".*Total length of .* across ranks is zero.*")
-    warnings.filterwarnings("ignore", message=".*You defined a `validation_step` but have no.*")
-    warnings.filterwarnings("ignore", message=".*is an invalid value for `num_sanity_val_steps`.*")
-    # torch labels its sparse CSR kernels beta; GCN and SAGE aggregate through them.
-    warnings.filterwarnings("ignore", message=".*Sparse CSR tensor support is in beta.*")
-    warnings.filterwarnings("ignore", message=".*Sparse invariant checks are implicitly.*")
+    for message in (
+        ".*does not have many workers.*",
+        ".*LeafSpec.*",
+        ".*Total length of .* across ranks is zero.*",
+        ".*You defined a `validation_step` but have no.*",
+        ".*is an invalid value for `num_sanity_val_steps`.*",
+        # torch labels its sparse CSR kernels beta; GCN and SAGE aggregate through them.
+        ".*Sparse CSR tensor support is in beta.*",
+        ".*Sparse invariant checks are implicitly.*",
+    ):
+        warnings.filterwarnings("ignore", message=message)
 
 
-def _base_record(cfg: DictConfig, run_dir: Path | None) -> dict[str, Any]:
-    dataset = cfg.get("dataset") or {}
-    model = cfg.get("model") or {}
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "status": None,
-        "reason": None,
-        "error": None,
-        "task": None,
-        "dataset": dataset.get("name"),
-        "category": dataset.get("category"),
-        "task_type": None,
-        "model": model.get("name"),
-        "seed": cfg.get("seed"),
-        "primary_metric": None,
-        "direction": None,
-        "metrics": {},
-        "selection": None,
-        "selected_epoch": None,
-        "epochs_run": 0,
-        "history": [],
-        "data": {},
-        "wall_time_s": None,
-        "config": OmegaConf.to_container(cfg, resolve=False),
-        "versions": library_versions(),
-        "run_dir": str(run_dir) if run_dir else None,
-    }
-
-
-def train_and_evaluate(
-    cfg: DictConfig,
-    record: dict[str, Any],
-    run_dir: Path | None = None,
-    started: float | None = None,
-) -> dict[str, Any]:
-    """Run the protocol, filling ``record`` in place; raises on failure.
-
-    With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
-    and with ``resume=true`` continues from one left by an interrupted run of this config.
-    """
-    spec = resolve_run(cfg)
-    task_cls = get_class(spec.task_cfg["_target_"])
-    record.update(
-        task=f"{spec.dataset}/{spec.task_type}",
-        task_type=spec.task_type,
-        primary_metric=task_cls.primary_metric,
-        direction=task_cls.direction,
-        selection=spec.selection,
-    )
-    reason = incompatibility(cfg.model, spec.task_type)
-    if reason is not None:  # checked before any data is loaded
-        record.update(status="skipped", reason=reason)
-        return record
-
-    if cfg.get("num_threads"):
-        torch.set_num_threads(int(cfg.num_threads))
-    seed_everything(spec.seed)
-    dataset = load_dataset(
-        cfg.dataset.loader, cfg.paths.data_dir, cfg.paths.get("data_mirror"), seed=spec.seed
-    )
-    split = cfg.dataset.get("split")
-    split = OmegaConf.to_container(split, resolve=True) if split is not None else None
-    data = task_cls.prepare(dataset, seed=spec.seed, split=split)
-    seed_everything(spec.seed)  # model init does not depend on how much randomness data prep used
-    model = build_model(
-        cfg.model, spec.task_type, data.in_channels, data.out_channels, **data.extras
-    )
-    if hasattr(model, "prepare"):
-        model.prepare(data.graph, spec.seed)
-    module = instantiate(spec.task_cfg, model=model, _convert_="all")
-    module.progress_label = run_label(record)
-    warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
-    if warning and getattr(model, "uses_node_features", True):
-        log.warning("%s: %s", run_label(record), warning)
-    if data.primary_metric is not None:
-        module.primary_metric = data.primary_metric
-        record["primary_metric"] = data.primary_metric
-    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
-    trainer_cfg["max_epochs"] = spec.max_epochs
-    checkpoint, ckpt_path = _checkpointing(cfg, record, run_dir, started)
-    trainer = instantiate(trainer_cfg, callbacks=[checkpoint] if checkpoint else None)
-    trainer.fit(
-        module,
-        train_dataloaders=data.train_loader,
-        val_dataloaders=data.eval_loaders,
-        ckpt_path=ckpt_path,
-    )
-    record.update(
-        status="ok",
-        metrics=module.selected_metrics(),
-        selected_epoch=module.history[module.selected_epoch()]["epoch"],
-        epochs_run=len(module.history),
-        history=module.history,
-        data=data.info,
-    )
-    return record
-
-
-def _checkpointing(
-    cfg: DictConfig, record: dict[str, Any], run_dir: Path | None, started: float | None
-) -> tuple[PeriodicCheckpoint | None, str | None]:
-    """The checkpoint callback of this run (None: off) and the checkpoint to resume from."""
-    every_s = cfg.get("checkpoint_every_s")
-    if run_dir is None or every_s is None:
-        return None, None
-    if isinstance(every_s, bool) or not isinstance(every_s, int | float) or every_s < 0:
-        raise ValueError(
-            f"checkpoint_every_s must be a number of seconds >= 0 "
-            f"(0 = every epoch) or null (off), got {every_s!r}"
-        )
-    path = run_dir / CHECKPOINT_NAME
-    config = result_config(cfg)
-    state = read_resume_state(path) if cfg.get("resume") else None
-    if state is not None and comparable(state["config"]) != config:
-        log.warning("ignoring checkpoint %s: it belongs to another config", path)
-        state = None
-    started = time.perf_counter() if started is None else started
-    if state is None:
-        return PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started), None
-    record["resumed"] = {
-        "from_epoch": state["epochs"],
-        "elapsed_s_before": round(state["elapsed_s"], 4),
-        "revisions_before": state["revisions"],
-    }
-    log.info("%s: resuming after epoch %d from %s", run_label(record), state["epochs"], path)
-    callback = PeriodicCheckpoint(
-        path, every_s, config, SOURCE_REVISION, started, state["elapsed_s"], state["revisions"]
-    )
-    return callback, str(path)
-
-
-def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> dict[str, Any]:
+def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> RunRecord:
     """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given)."""
-    _quiet_libraries()
+    quiet_libraries()
     run_dir = Path(run_dir) if run_dir is not None else None
-    cfg = with_task_defaults(cfg)
-    if cfg.get("resume") and run_dir is not None:
-        done = completed_record(cfg, run_dir)
+    start = time.perf_counter()
+    try:
+        spec = resolve_run(cfg)
+    except Exception as err:  # a config that cannot run is a failed run, not a crash
+        return _finish(_unresolved_failure(cfg, err, run_dir), run_dir)
+    if spec.config.get("resume") and run_dir is not None:
+        done = completed_record(spec, run_dir)
         if done is not None:
             log.info("%s (resumed: record already complete)", summarize(done))
             return done
-    start = time.perf_counter()
-    record = _base_record(cfg, run_dir)
     try:
-        train_and_evaluate(cfg, record, run_dir, start)
+        outcome = train_and_evaluate(spec, run_dir, start)
     except Exception as err:  # a failed run is a result, never the end of the sweep
-        record.update(
-            status="failed", reason=f"{type(err).__name__}: {err}", error=traceback.format_exc()
-        )
         log.error("run failed: %s: %s", type(err).__name__, err)
-    before = record.get("resumed", {}).get("elapsed_s_before", 0.0)
-    record["wall_time_s"] = round(before + time.perf_counter() - start, 4)
+        outcome = err
+    return _finish(_record(spec, outcome, run_dir, start), run_dir)
+
+
+def _record(
+    spec: RunSpec, outcome: Trained | str | Exception, run_dir: Path | None, start: float
+) -> RunRecord:
+    fields: dict[str, Any] = {}
+    if isinstance(outcome, Trained):
+        fields = {
+            "status": "ok",
+            "metrics": outcome.metrics,
+            "selected_epoch": outcome.selected_epoch,
+            "epochs_run": outcome.epochs_run,
+            "history": outcome.history,
+            "data": outcome.data,
+            "dataset_facts": outcome.dataset_facts,
+            "primary_metric": outcome.primary_metric,
+            "resumed": outcome.resumed,
+        }
+    elif isinstance(outcome, str):
+        fields = {"status": "skipped", "reason": outcome}
+    else:
+        fields = {"status": "failed", "reason": _reason(outcome), "error": _traceback(outcome)}
+    before = (fields.get("resumed") or {}).get("elapsed_s_before", 0.0)
+    fields.setdefault("primary_metric", spec.task_cls.primary_metric)
+    return RunRecord(
+        **fields,
+        task=spec.task_key,
+        dataset=spec.dataset,
+        category=spec.config["dataset"].get("category"),
+        task_type=spec.task_type,
+        model=spec.model,
+        seed=spec.seed,
+        direction=spec.task_cls.direction,
+        selection=spec.selection,
+        wall_time_s=round(before + time.perf_counter() - start, 4),
+        config=spec.config,
+        versions=library_versions(),
+        run_dir=str(run_dir) if run_dir else None,
+    )
+
+
+def _unresolved_failure(cfg: DictConfig, err: Exception, run_dir: Path | None) -> RunRecord:
+    """The record of a config that could not be resolved: stored as it was composed."""
+    log.error("run failed: %s: %s", type(err).__name__, err)
+    dataset, model = cfg.get("dataset") or {}, cfg.get("model") or {}
+    return RunRecord(
+        status="failed",
+        reason=_reason(err),
+        error=_traceback(err),
+        dataset=dataset.get("name"),
+        category=dataset.get("category"),
+        model=model.get("name"),
+        seed=cfg.get("seed"),
+        config=OmegaConf.to_container(cfg, resolve=False),
+        versions=library_versions(),
+        run_dir=str(run_dir) if run_dir else None,
+    )
+
+
+def _finish(record: RunRecord, run_dir: Path | None) -> RunRecord:
     if run_dir is not None:
-        write_json_atomic(run_dir / RECORD_NAME, record)
+        record.write(run_dir)
         discard_checkpoint(run_dir)  # finished: nothing to resume
     log.info("%s", summarize(record))
     return record
 
 
-def with_task_defaults(cfg: DictConfig) -> DictConfig:
-    """A copy of ``cfg`` with ``model.dropout: null`` set to the task type's default, so the
-    record's resolved config says what ran. Config errors are left for the run to record."""
-    model = cfg.get("model")
-    if model is None or "dropout" not in model or model.dropout is not None:
-        return cfg
-    try:
-        dropout = default_dropout(resolve_run(cfg).task_type)
-    except Exception:
-        return cfg
-    cfg = copy.deepcopy(cfg)
-    cfg.model.dropout = dropout
-    return cfg
+def _reason(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
 
 
-def completed_record(cfg: DictConfig, run_dir: Path) -> dict[str, Any] | None:
+def _traceback(err: BaseException) -> str:
+    return "".join(traceback.format_exception(type(err), err, err.__traceback__))
+
+
+def completed_record(spec: RunSpec, run_dir: Path) -> RunRecord | None:
     """The run's existing record if it finished (ok or skipped) with this very config."""
     try:
-        record = read_record(run_dir / RECORD_NAME)
-    except (OSError, ValueError):
+        record = RunRecord.read(run_dir / RECORD_NAME)
+    except (OSError, RecordError):
         return None  # absent, half-written or foreign: run again
-    same = comparable(record.get("config") or {}) == result_config(cfg)
-    return record if same and record["status"] in ("ok", "skipped") else None
+    same = result_config(record.config) == result_config(spec.config)
+    return record if same and record.finished else None
 
 
-def comparable(config: dict) -> dict:
-    """A stored config without what cannot change a result: the neutral keys, and an
-    empty ``local`` group (present only on machines with a ``conf/local/default.yaml``)."""
-    return {
-        k: v
-        for k, v in config.items()
-        if k not in RESULT_NEUTRAL_KEYS and not (k == "local" and not v)
-    }
-
-
-def result_config(cfg: DictConfig) -> dict:
-    """The part of the config that decides a run's result (what resume compares)."""
-    return comparable(OmegaConf.to_container(cfg, resolve=False))
-
-
-def run_label(record: dict[str, Any]) -> str:
-    """``dataset/task_type model seed=S``: how log lines name a run."""
-    return f"{record.get('task') or record.get('dataset')} {record.get('model')} seed={record.get('seed')}"
-
-
-def summarize(record: dict[str, Any]) -> str:
-    head = run_label(record)
-    if record["status"] != "ok":
-        return f"{head}: {record['status']} ({record.get('reason')})"
-    metric = record["primary_metric"]
-    value = record["metrics"].get("test", record["metrics"].get("val", {})).get(metric)
+def summarize(record: RunRecord) -> str:
+    head = record.label()
+    if record.status != "ok":
+        return f"{head}: {record.status} ({record.reason})"
     return (
-        f"{head}: test {metric}={value:.4f} (epoch {record['selected_epoch']}, "
-        f"{record['wall_time_s']:.1f} s)"
+        f"{head}: test {record.primary_metric}={record.test_value():.4f} "
+        f"(epoch {record.selected_epoch}, {record.wall_time_s:.1f} s)"
     )

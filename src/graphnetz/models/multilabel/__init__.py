@@ -2,7 +2,7 @@
 
 Every model follows the project contract ``Cls(in_channels, hidden_channels,
 out_channels, num_layers=2, dropout=0.5, **specific)`` with ``forward(x, edge_index)``
-returning logits ``[N, C]``; optional hooks ``prepare(data, seed)`` and
+returning logits ``[N, C]``; optional hooks ``precompute(data, seed)`` and
 ``extra_loss(data, train_mask)``. See docs/multilabel_models.md.
 """
 

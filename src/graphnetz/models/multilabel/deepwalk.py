@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphnetz.models.contract import GraphModel
 from graphnetz.models.sampling import random_neighbor, to_csr
 
 
@@ -81,8 +82,8 @@ def skipgram_embeddings(
     return torch.from_numpy(vectors).float()
 
 
-class DeepWalk(nn.Module):
-    """Frozen DeepWalk embeddings (fitted in ``prepare``) and a linear layer on top.
+class DeepWalk(GraphModel):
+    """Frozen DeepWalk embeddings (fitted in ``precompute``) and a linear layer on top.
 
     The linear layer trained with the task's BCE is one-vs-rest logistic regression on
     the embeddings, standardised per dimension (zero mean, unit variance).
@@ -121,7 +122,7 @@ class DeepWalk(nn.Module):
         self.classifier = nn.Linear(embedding_dim, out_channels)
         self.register_buffer("embedding", None)
 
-    def prepare(self, data, seed: int) -> None:
+    def precompute(self, data, seed: int) -> None:
         """Walk the graph and fit skip-gram; both seeded by ``seed``."""
         generator = torch.Generator(device="cpu").manual_seed(seed)
         walks = random_walks(
@@ -143,7 +144,7 @@ class DeepWalk(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         if self.embedding is None:
-            raise RuntimeError("DeepWalk.prepare(data, seed) must be called before forward")
+            raise RuntimeError("DeepWalk.precompute(data, seed) must be called before forward")
         if x.size(0) != self.embedding.size(0):
             raise ValueError(
                 f"DeepWalk was prepared on {self.embedding.size(0)} nodes, got x with {x.size(0)}"

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import input_dropout, linear
 from graphnetz.models.graph_cache import GraphCache
 from graphnetz.models.multilabel._graph import normalize, simple_edges
@@ -30,7 +31,7 @@ class _EdgeLayouts(NamedTuple):
     gcn: WeightedAdjacency
 
 
-class GCNLPA(nn.Module):
+class GCNLPA(GraphModel):
     """GCN whose adjacency has one learnable positive weight per edge, shared with LPA.
 
     Weights a_ij = softplus(θ_ij) (θ initialised so a_ij = 1), one per undirected
@@ -43,7 +44,7 @@ class GCNLPA(nn.Module):
     neighbours); it can only return via unlabelled intermediates after two or more
     steps. ``extra_loss`` = λ · BCE(Ŷ_train, Y_train).
 
-    The edge weights depend on the graph, so ``prepare(data, seed)`` must run before
+    The edge weights depend on the graph, so ``precompute(data, seed)`` must run before
     the optimiser is built (the training task does this).
     """
 
@@ -73,7 +74,7 @@ class GCNLPA(nn.Module):
         self.register_buffer("pairs", None)  # [2, P] undirected pairs with i < j
         self._layouts = GraphCache()
 
-    def prepare(self, data, seed: int) -> None:
+    def precompute(self, data, seed: int) -> None:
         """Create one learnable weight per undirected edge of ``data.edge_index``."""
         ei = simple_edges(data.edge_index, data.num_nodes)
         pairs = ei[:, ei[0] < ei[1]]
@@ -83,7 +84,7 @@ class GCNLPA(nn.Module):
 
     def _edge_layouts(self, edge_index: Tensor, num_nodes: int) -> _EdgeLayouts:
         if self.pairs is None or self.edge_logit is None:
-            raise RuntimeError("GCNLPA.prepare(data, seed) must be called before forward")
+            raise RuntimeError("GCNLPA.precompute(data, seed) must be called before forward")
         return self._layouts.get(edge_index, num_nodes, self._build_layouts)
 
     def _build_layouts(self, edge_index: Tensor, num_nodes: int) -> _EdgeLayouts:
@@ -95,7 +96,7 @@ class GCNLPA(nn.Module):
         if ei.size(1) and (key.numel() == 0 or not torch.equal(key[pair_of_edge], wanted)):
             raise ValueError(
                 "GCNLPA got an edge_index with edges it was not prepared on; "
-                "call prepare(data, seed) with this graph"
+                "call precompute(data, seed) with this graph"
             )
         loops = torch.arange(num_nodes, device=ei.device)
         with_loops = torch.cat([ei, torch.stack([loops, loops])], dim=1)

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import dropout_rows, input_dropout, linear, selected_rows
 from graphnetz.models.graph_cache import GraphCache
 from graphnetz.models.multilabel._graph import (
@@ -108,7 +109,7 @@ def hop_operators(edge_index: Tensor, num_nodes: int) -> list:
     return [_sparse_sym_operator(one, num_nodes), _two_hop_operator(one, num_nodes)]
 
 
-class H2GCN(nn.Module):
+class H2GCN(GraphModel):
     """Ego embedding, then K rounds of separate 1-hop / strict 2-hop aggregation.
 
     r_0 = ReLU(X W_e); r_k = [Â_1 r_{k-1} || Â_2 r_{k-1}] (no self-loops, symmetric

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import dropout_rows, input_dropout, linear, selected_rows
 from graphnetz.models.sampling import random_neighbor, to_csr
 
@@ -49,7 +50,7 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     return out
 
 
-class LANC(nn.Module):
+class LANC(GraphModel):
     """Per node: a stack [ego, k sampled neighbours] of projected features, a 1-D
     convolution along the stack, then each label's embedding attends over the
     convolved positions and scores its own context vector.

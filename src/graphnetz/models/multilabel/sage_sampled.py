@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import SAGEConv
 
+from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import input_dropout
 from graphnetz.models.graph_cache import AdjacencyCache
 from graphnetz.models.sampling import sample_neighbors
@@ -34,7 +35,7 @@ def _times(x: Tensor, weight: Tensor) -> Tensor:
     return torch.sparse.mm(x, weight.t()) if x.is_sparse else F.linear(x, weight)
 
 
-class SampledSAGE(nn.Module):
+class SampledSAGE(GraphModel):
     """Full-batch GraphSAGE (mean aggregator) that subsamples edges while training.
 
     ``num_neighbors`` is in hop order like torch_geometric's NeighborLoader: entry 0

@@ -1,0 +1,106 @@
+"""The recipe of one run: resolved config -> data -> model -> task module -> trained result.
+
+Reads top to bottom like the run protocol: seed, load the dataset, let the task type prepare
+its split, seed again, build the model at the data's level, precompute what the model needs
+from the graph, instantiate the task module (with its optimiser), fit, and return what the
+record needs. Raises on any failure; :mod:`graphnetz.training.run` records it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from graphnetz.data.loading import load_dataset
+from graphnetz.models.contract import capabilities
+from graphnetz.models.features import embedding_decay_warning
+from graphnetz.training.build import build_model, incompatibility
+from graphnetz.training.checkpoint import Checkpointing, checkpointing
+from graphnetz.training.facts import dataset_facts
+from graphnetz.training.resolve import RunSpec
+from graphnetz.training.seeding import seed_everything
+
+log = logging.getLogger("graphnetz")
+#: Optimisers whose weight decay is decoupled from the gradient (no embedding-decay trap).
+DECOUPLED_DECAY = ("torch.optim.AdamW",)
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What a finished training contributes to the run record."""
+
+    metrics: dict[str, dict[str, float]]
+    selected_epoch: int
+    epochs_run: int
+    history: list[dict[str, float]]
+    data: dict[str, Any]
+    dataset_facts: dict[str, Any]
+    primary_metric: str
+    resumed: dict[str, Any] | None
+
+
+def train_and_evaluate(
+    spec: RunSpec, run_dir: Path | None = None, started: float | None = None
+) -> Trained | str:
+    """Train and evaluate the run; a string is the reason it was skipped.
+
+    With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
+    and with ``resume=true`` continues from one left by an interrupted run of this config.
+    """
+    config, label = spec.config, spec.label
+    reason = incompatibility(config["model"], spec.task_type)
+    if reason is not None:  # checked before any data is loaded
+        return reason
+    if config.get("num_threads"):
+        torch.set_num_threads(int(config["num_threads"]))
+
+    seed_everything(spec.seed)
+    paths = config["paths"]
+    dataset = load_dataset(
+        config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
+    )
+    data = spec.task_cls.prepare(dataset, seed=spec.seed, split=config["dataset"].get("split"))
+    seed_everything(spec.seed)  # model init does not depend on how much randomness prep used
+    level = data.level or spec.task_cls.level()
+    model = build_model(config["model"], level, data.in_channels, data.out_channels, **data.extras)
+    caps = capabilities(model)
+    if caps.precomputes:
+        model.precompute(data.graph, spec.seed)
+    module = instantiate(OmegaConf.create(spec.task_cfg), model=model, _convert_="all")
+    module.progress_label = label
+    if data.primary_metric is not None:
+        module.primary_metric = data.primary_metric
+    _warn_embedding_decay(spec, data, module, caps.uses_node_features, label)
+
+    ckpt: Checkpointing = checkpointing(spec, run_dir, started, label)
+    trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
+    trainer.fit(
+        module,
+        train_dataloaders=data.train_loader,
+        val_dataloaders=data.eval_loaders,
+        ckpt_path=ckpt.resume_from,
+    )
+    return Trained(
+        metrics=module.selected_metrics(),
+        selected_epoch=module.history[module.selected_epoch()]["epoch"],
+        epochs_run=len(module.history),
+        history=module.history,
+        data=data.info,
+        dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, config["dataset"]["loader"]),
+        primary_metric=module.primary_metric,
+        resumed=ckpt.resumed,
+    )
+
+
+def _warn_embedding_decay(spec: RunSpec, data, module, uses_features: bool, label: str) -> None:
+    if not uses_features or spec.config["task"]["optimizer"]["_target_"] in DECOUPLED_DECAY:
+        return
+    warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
+    if warning:
+        log.warning("%s: %s", label, warning)
