@@ -5,15 +5,22 @@ from __future__ import annotations
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
+from torch import nn
 
+from graphnetz.models import GCN
 from graphnetz.models.adapters import (
+    ADAPTERS,
     LinkPredictor,
     PooledEncoder,
     RelationalLinkPredictor,
-    wrap_for_task,
+    adapt,
 )
-from graphnetz.models.build import build_model, incompatibility
+from graphnetz.models.contract import GraphModel, capabilities
 from graphnetz.models.gin import GIN
+from graphnetz.models.multilabel import LANC, DeepWalk
+from graphnetz.task_types import LEVELS, TASK_TYPES
+from graphnetz.tasks import TASK_CLASSES, task_class
+from graphnetz.training.build import build_model, incompatibility
 from graphnetz.training.resolve import CONF_DIR
 
 ENCODERS = ("gcn", "gat", "sage", "gt", "mlp")
@@ -29,14 +36,14 @@ def model_cfg(name: str):
 
 @pytest.mark.parametrize("name", ENCODERS)
 def test_node_encoder_serves_graph_tasks_through_a_pooling_head(name):
-    model = build_model(model_cfg(name), "graph_cls", 5, 3)
+    model = build_model(model_cfg(name), "graph", 5, 3)
     assert isinstance(model, PooledEncoder)
     assert model.eval()(X, EDGES, BATCH).shape == (3, 3)
 
 
 @pytest.mark.parametrize("name", ENCODERS)
 def test_node_encoder_serves_link_prediction_with_a_dot_product(name):
-    model = build_model(model_cfg(name), "link_pred", 5, 1).eval()
+    model = build_model(model_cfg(name), "link", 5, 1).eval()
     assert isinstance(model, LinkPredictor)
     z = model.encode(X, EDGES)
     pairs = torch.tensor([[0, 3], [1, 5]])
@@ -45,7 +52,9 @@ def test_node_encoder_serves_link_prediction_with_a_dot_product(name):
 
 @pytest.mark.parametrize("name", ENCODERS)
 def test_node_encoder_serves_knowledge_graphs_with_distmult(name):
-    model = build_model(model_cfg(name), "link_pred", 0, 1, num_nodes=7, num_relations=2).eval()
+    model = build_model(
+        model_cfg(name), "relational_link", 0, 1, num_nodes=7, num_relations=2
+    ).eval()
     assert isinstance(model, RelationalLinkPredictor)
     z = model.encode(None, EDGES)
     heads, rel, tails = torch.tensor([0, 3]), torch.tensor([1, 0]), torch.tensor([2, 6])
@@ -56,13 +65,44 @@ def test_node_encoder_serves_knowledge_graphs_with_distmult(name):
 
 
 def test_gin_is_graph_level_natively_and_refuses_node_and_link_tasks():
-    model = wrap_for_task(lambda i, o: GIN(i, 16, o), GIN, "graph_reg", 5, 1)
+    model = adapt(lambda i, o: GIN(i, 16, o), GIN, "graph", 5, 1)
     assert isinstance(model, GIN) and model.eval()(X, EDGES, BATCH).shape == (3, 1)
     for task in ("node_cls", "link_pred"):
         assert "does not support task type" in incompatibility(model_cfg("gin"), task)
     assert incompatibility(model_cfg("gin"), "graph_cls") is None
 
 
-def test_unknown_task_type_names_the_valid_ones():
-    with pytest.raises(ValueError, match="no adapter for task type 'edge_cls'.*graph_cls"):
-        wrap_for_task(lambda i, o: GIN(i, 8, o), GIN, "edge_cls", 5, 1)
+def test_unknown_level_names_the_valid_ones():
+    with pytest.raises(ValueError, match="no adapter for level 'edge'.*'graph'"):
+        adapt(lambda i, o: GIN(i, 8, o), GIN, "edge", 5, 1)
+
+
+def test_every_level_has_an_adapter_and_every_task_type_a_class():
+    assert set(ADAPTERS) == set(LEVELS)
+    assert tuple(TASK_CLASSES) == TASK_TYPES
+    assert all(task_class(t).task_type == t and task_class(t).level() in LEVELS for t in TASK_TYPES)
+    with pytest.raises(ValueError, match="unknown task type 'edge_cls'.*'graph_cls'"):
+        task_class("edge_cls")
+
+
+def test_capabilities_are_read_from_the_declarations_in_one_place():
+    assert capabilities(GCN).task_types == frozenset(TASK_TYPES)
+    assert capabilities(GIN).graph_level and not capabilities(GIN).serves("node_cls")
+    assert capabilities(LANC).computes_selected_nodes and not capabilities(GCN).precomputes
+    walk = capabilities(DeepWalk)
+    assert walk.precomputes and not walk.uses_node_features and not walk.adds_loss
+
+
+def test_a_module_outside_the_contract_gets_the_defaults():
+    caps = capabilities(nn.Linear)
+    assert caps.task_types is None and caps.serves("graph_reg")
+    assert not (caps.graph_level or caps.precomputes or caps.adds_loss)
+    assert caps.uses_node_features
+
+
+def test_a_task_class_must_declare_a_known_task_type():
+    from graphnetz.tasks.base import GraphTask
+
+    with pytest.raises(TypeError, match="'edge_cls' is not a declared task type"):
+        type("EdgeTask", (GraphTask,), {"task_type": "edge_cls"})
+    assert issubclass(DeepWalk, GraphModel)

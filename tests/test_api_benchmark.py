@@ -123,7 +123,7 @@ def test_a_run_matches_the_same_run_from_train_py(karate_benchmark, make_cfg):
             "trainer.accelerator=cpu",
         )
     )
-    assert api["history"] == cli["history"] and api["metrics"] == cli["metrics"]
+    assert api["history"] == cli.history and api["metrics"] == cli.metrics
 
 
 def test_user_objects_are_gone_after_the_benchmark(karate_benchmark):
@@ -186,9 +186,9 @@ def test_model_overrides_reach_user_models(base, tmp_path):
         **{**base, "model.hidden_channels": 5},
     )
     record = json.loads((tmp_path / "blobs/node_cls/Mine/seed_0/result.json").read_text())
-    assert record["status"] == "ok", record["error"]
-    assert record["config"]["model"]["hidden_channels"] == 5
-    assert record["config"]["model"]["defined_in"].endswith("MyGNN")
+    assert record.status == "ok", record.error
+    assert record.config["model"]["hidden_channels"] == 5
+    assert record.config["model"]["defined_in"].endswith("MyGNN")
 
 
 def test_missing_attribute_of_a_lazily_loaded_dataset_fails_the_run_with_its_name(base):

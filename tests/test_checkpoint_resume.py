@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from graphnetz.run_record import RECORD_NAME
 from graphnetz.training import checkpoint as ckpt
 from graphnetz.training.checkpoint import CHECKPOINT_NAME, PeriodicCheckpoint
-from graphnetz.run_record import RECORD_NAME
 from graphnetz.training.run import run_experiment
 
 KILL_AT = 7  # epoch during which the first process dies; checkpoints every epoch before
@@ -69,7 +69,7 @@ def test_a_run_killed_mid_training_resumes_to_the_uninterrupted_result(
 ):
     common = [*overrides, "trainer.max_epochs=14", "seed=3", "resume=true"]
     whole = run_experiment(make_cfg(*common, "checkpoint_every_s=null"), tmp_path / "whole")
-    assert whole["status"] == "ok", whole["reason"]
+    assert whole.status == "ok", whole.reason
 
     cfg = make_cfg(*common, "checkpoint_every_s=0")
     run_dir = tmp_path / "killed"
@@ -80,11 +80,11 @@ def test_a_run_killed_mid_training_resumes_to_the_uninterrupted_result(
     assert (run_dir / CHECKPOINT_NAME).is_file() and not (run_dir / RECORD_NAME).exists()
 
     resumed = run_experiment(cfg, run_dir)
-    assert resumed["status"] == "ok", resumed["reason"]
-    assert resumed["resumed"]["from_epoch"] == KILL_AT
-    assert resumed["history"] == whole["history"]  # every epoch's metrics, bit for bit
-    assert resumed["metrics"] == whole["metrics"]
-    assert resumed["wall_time_s"] > resumed["resumed"]["elapsed_s_before"] > 0
+    assert resumed.status == "ok", resumed.reason
+    assert resumed.resumed["from_epoch"] == KILL_AT
+    assert resumed.history == whole.history  # every epoch's metrics, bit for bit
+    assert resumed.metrics == whole.metrics
+    assert resumed.wall_time_s > resumed.resumed["elapsed_s_before"] > 0
     assert not list(run_dir.glob(CHECKPOINT_NAME + "*"))  # finished: removed
     assert json.loads((run_dir / RECORD_NAME).read_text())["resumed"]["from_epoch"] == KILL_AT
 
@@ -106,30 +106,30 @@ def test_a_checkpoint_of_another_config_is_not_resumed(make_cfg, tmp_path, monke
         make_cfg("dataset=karate", "trainer.max_epochs=12", "checkpoint_every_s=0", "resume=true"),
         tmp_path,
     )
-    assert record["status"] == "ok" and "resumed" not in record
-    assert record["epochs_run"] == 12
+    assert record.status == "ok" and record.resumed is None
+    assert record.epochs_run == 12
 
 
 def test_without_resume_a_run_starts_over(make_cfg, tmp_path, monkeypatch):
     cfg = _killed_run(make_cfg, tmp_path, monkeypatch)
     cfg.resume = False
     record = run_experiment(cfg, tmp_path)
-    assert "resumed" not in record and record["epochs_run"] == 12
+    assert record.resumed is None and record.epochs_run == 12
 
 
 def test_an_unreadable_checkpoint_is_ignored(make_cfg, tmp_path, monkeypatch):
     cfg = _killed_run(make_cfg, tmp_path, monkeypatch)
     (tmp_path / CHECKPOINT_NAME).write_bytes(b"cut off mid-write")
     record = run_experiment(cfg, tmp_path)
-    assert record["status"] == "ok" and "resumed" not in record
+    assert record.status == "ok" and record.resumed is None
 
 
 def test_checkpoint_interval_is_checked(make_cfg, tmp_path):
     record = run_experiment(
         make_cfg("dataset=karate", "trainer.max_epochs=2", "checkpoint_every_s=-5"), tmp_path
     )
-    assert record["status"] == "failed"
-    assert "checkpoint_every_s" in record["reason"] and "-5" in record["reason"]
+    assert record.status == "failed"
+    assert "checkpoint_every_s" in record.reason and "-5" in record.reason
 
 
 def test_rng_state_round_trips():
@@ -151,14 +151,15 @@ def test_an_empty_local_group_does_not_make_a_complete_run_foreign(make_cfg, tmp
     its records) resumes on a clone without one, and the other way round."""
     from omegaconf import OmegaConf
 
-    from graphnetz.training.run import completed_record, with_task_defaults
+    from graphnetz.training.resolve import resolve_run
+    from graphnetz.training.run import completed_record
 
-    cfg = with_task_defaults(make_cfg("dataset=karate", "trainer.max_epochs=2"))
+    cfg = make_cfg("dataset=karate", "trainer.max_epochs=2")
     record = run_experiment(cfg, tmp_path)
-    assert completed_record(cfg, tmp_path) is not None
+    assert completed_record(resolve_run(cfg), tmp_path) is not None
     stored = json.loads((tmp_path / RECORD_NAME).read_text())
     stored["config"]["local"] = {}
     (tmp_path / RECORD_NAME).write_text(json.dumps(stored))
-    assert completed_record(cfg, tmp_path)["metrics"] == record["metrics"]
+    assert completed_record(resolve_run(cfg), tmp_path).metrics == record.metrics
     with_setting = OmegaConf.create({**OmegaConf.to_container(cfg), "local": {"x": 1}})
-    assert completed_record(with_setting, tmp_path) is None  # a non-empty group counts
+    assert completed_record(resolve_run(with_setting), tmp_path) is None  # a non-empty group counts

@@ -47,6 +47,6 @@ def test_node_classification_with_dgi_pretraining_runs(make_cfg, tmp_path):
         "trainer.max_epochs=3",
     )
     record = run_experiment(cfg, tmp_path)
-    assert record["status"] == "ok", record["reason"]
-    assert record["config"]["task"]["dgi_pretrain_epochs"] == 5
-    assert list(record["metrics"]) == ["train", "val", "test"]  # no DGI row, only the task's
+    assert record.status == "ok", record.reason
+    assert record.config["task"]["dgi_pretrain_epochs"] == 5
+    assert list(record.metrics) == ["train", "val", "test"]  # no DGI row, only the task's

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import yaml
 from hydra.utils import instantiate
 from torch_geometric.data import Data
 
+from graphnetz.models.contract import capabilities
 from graphnetz.models.multilabel import (
     GCNLPA,
     H2GCN,
@@ -101,7 +103,7 @@ from torch_geometric.data import Data
 from graphnetz.models.multilabel import DeepWalk
 ei = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
 m = DeepWalk(1, 8, 2, walks_per_node=3, walk_length=5, w2v_epochs=2)
-m.prepare(Data(edge_index=ei, num_nodes=4), seed=11)
+m.precompute(Data(edge_index=ei, num_nodes=4), seed=11)
 print(repr(m.embedding.flatten().tolist()))
 """
 
@@ -122,8 +124,8 @@ def test_deepwalk_is_reproducible_across_processes_with_different_hash_salts():
     assert done.stdout.strip().splitlines()[-1] == namespace["result"]
 
 
-def test_deepwalk_forward_needs_prepare():
-    with pytest.raises(RuntimeError, match="prepare"):
+def test_deepwalk_forward_needs_precompute():
+    with pytest.raises(RuntimeError, match="precompute"):
         DeepWalk(4, 8, 3)(torch.randn(5, 4), _undirected([(0, 1)]))
 
 
@@ -152,7 +154,7 @@ def test_lpa_predicts_a_training_node_from_its_neighbours_not_itself():
     y = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     data = Data(edge_index=_undirected([(0, 1), (1, 2)]), y=y, num_nodes=3)
     model = GCNLPA(2, 4, 2, lpa_iters=1)
-    model.prepare(data, seed=0)
+    model.precompute(data, seed=0)
     pred = model.propagate_labels(data, torch.ones(3, dtype=torch.bool))
     expected = torch.tensor([[0.0, 1.0], [1.0, 0.5], [0.0, 1.0]])
     assert torch.allclose(pred, expected)
@@ -160,7 +162,7 @@ def test_lpa_predicts_a_training_node_from_its_neighbours_not_itself():
 
 def test_lpa_loss_reaches_the_edge_weights(ml_graph):
     model = GCNLPA(12, 8, 5)
-    model.prepare(ml_graph, seed=0)
+    model.precompute(ml_graph, seed=0)
     model.extra_loss(ml_graph, ml_graph.train_mask).backward()
     assert model.edge_logit.grad is not None and model.edge_logit.grad.abs().sum() > 0
 
@@ -180,15 +182,15 @@ def test_weighted_adjacency_matches_the_per_edge_scatter_and_its_gradients():
     assert torch.autograd.gradcheck(op, (coef, h))
 
 
-def test_gcn_lpa_needs_prepare_on_the_graph_it_runs_on():
+def test_gcn_lpa_needs_precompute_on_the_graph_it_runs_on():
     model = GCNLPA(4, 8, 3)
-    model.prepare(Data(edge_index=_undirected([(0, 1), (1, 2)]), num_nodes=3), seed=0)
+    model.precompute(Data(edge_index=_undirected([(0, 1), (1, 2)]), num_nodes=3), seed=0)
     with pytest.raises(ValueError, match="not prepared on"):
         model(torch.randn(3, 4), _undirected([(0, 2)]))
 
 
-def test_gcn_lpa_forward_needs_prepare():
-    with pytest.raises(RuntimeError, match="prepare"):
+def test_gcn_lpa_forward_needs_precompute():
+    with pytest.raises(RuntimeError, match="precompute"):
         GCNLPA(4, 8, 3)(torch.randn(2, 4), _undirected([(0, 1)]))
 
 
@@ -283,7 +285,9 @@ def test_node_task_asks_lanc_for_the_train_rows_only(ml_graph):
     seen = []
     model = LANC(12, 16, 5, num_neighbors=4)
     model.register_forward_pre_hook(lambda _, args, kwargs: seen.append(kwargs), with_kwargs=True)
-    loss = MultiLabelNodeClassificationTask(model).training_loss(ml_graph)
+    loss = MultiLabelNodeClassificationTask(
+        model, optimizer=partial(torch.optim.Adam, lr=0.01), lr=0.01, weight_decay=0.0
+    ).training_loss(ml_graph)
     assert torch.equal(seen[0]["output_nodes"], ml_graph.train_mask)
     assert loss.ndim == 0 and torch.isfinite(loss)
 
@@ -327,7 +331,7 @@ def test_config_instantiates_the_model(name):
 def _train_loss(model, data) -> torch.Tensor:
     logits = model(data.x, data.edge_index)
     loss = F.binary_cross_entropy_with_logits(logits[data.train_mask], data.y[data.train_mask])
-    if hasattr(model, "extra_loss"):
+    if capabilities(model).adds_loss:
         loss = loss + model.extra_loss(data, data.train_mask)
     return loss
 
@@ -337,8 +341,8 @@ def test_model_reduces_training_loss(name, ml_graph):
     torch.manual_seed(0)
     extra = {"w2v_epochs": 2, "walks_per_node": 5} if name == "deepwalk" else {}
     model = MODELS[name](12, 16, 5, **extra)
-    if hasattr(model, "prepare"):
-        model.prepare(ml_graph, seed=0)
+    if capabilities(model).precomputes:
+        model.precompute(ml_graph, seed=0)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=5e-4)
     model.eval()
     with torch.no_grad():

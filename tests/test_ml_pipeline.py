@@ -67,8 +67,9 @@ def test_ml_real_job_has_the_reference_protocol(make_cfg, model):
     spec = resolve_run(cfg)
     assert cfg.model.hidden_channels == 256 and cfg.model.num_layers == 2
     assert spec.task_type == "ml_node_cls" and spec.selection == "best_val"
-    assert spec.task_cfg.lr == 0.01 and spec.task_cfg.weight_decay == 5e-4
-    assert spec.task_cfg.patience == 100
+    task = spec.config["task"]
+    assert task["lr"] == 0.01 and task["weight_decay"] == 5e-4
+    assert task["patience"] == 100
     assert spec.max_epochs == 1000  # pcg's configured ml_node_cls epochs
 
 
@@ -115,23 +116,23 @@ def test_synthetic_experiments_give_each_level_its_own_task(make_cfg, experiment
 
 
 def check_record(record: dict, task: str, n_labels: int) -> None:
-    assert record["status"] == "ok", record["error"]
-    assert record["task"] == task and record["task_type"] == "ml_node_cls"
-    assert record["primary_metric"] == "macro_ap" and record["direction"] == "max"
-    assert record["selection"] == "best_val"
-    history = record["history"]
-    assert record["epochs_run"] == len(history) == 3
+    assert record.status == "ok", record.error
+    assert record.task == task and record.task_type == "ml_node_cls"
+    assert record.primary_metric == "macro_ap" and record.direction == "max"
+    assert record.selection == "best_val"
+    history = record.history
+    assert record.epochs_run == len(history) == 3
     # best_val: the selected epoch is the one with the highest validation macro AP
     best = max(history, key=lambda row: row["val_macro_ap"])
-    assert record["selected_epoch"] == best["epoch"]
+    assert record.selected_epoch == best["epoch"]
     for split in ("val", "test"):
-        metrics = record["metrics"][split]
+        metrics = record.metrics[split]
         assert 0.0 <= metrics["macro_ap"] <= 1.0
         assert 0.0 <= metrics["micro_f1"] <= 1.0
         assert set(metrics) == {"micro_f1", "macro_f1", "macro_auroc", "macro_ap"}  # scores only
-        assert 0 <= record["data"][f"labels_without_positives_{split}"] <= n_labels
-    assert record["data"]["split"]  # which split the run used is on record
-    assert record["data"]["n_train"] > 0 and record["data"]["n_test"] > 0
+        assert 0 <= record.data[f"labels_without_positives_{split}"] <= n_labels
+    assert record.data["split"]  # which split the run used is on record
+    assert record.data["n_train"] > 0 and record.data["n_test"] > 0
 
 
 @pytest.mark.parametrize("model", METHODS)
@@ -148,9 +149,9 @@ def test_each_method_trains_on_humloc(make_cfg, mirror, tmp_path, model):
     )
     record = run_experiment(cfg, tmp_path)
     check_record(record, "humloc/ml_node_cls", n_labels=14)
-    assert json.loads((tmp_path / "result.json").read_text())["metrics"] == record["metrics"]
-    assert record["data"]["num_nodes"] == 3106
-    assert record["data"]["split"] == "canonical"  # HumLoc's one shipped split
+    assert json.loads((tmp_path / "result.json").read_text())["metrics"] == record.metrics
+    assert record.data["num_nodes"] == 3106
+    assert record.data["split"] == "canonical"  # HumLoc's one shipped split
 
 
 @pytest.mark.parametrize("model", METHODS)
@@ -167,7 +168,7 @@ def test_each_method_trains_on_a_small_synthetic_graph(make_cfg, model):
     )
     record = run_experiment(cfg)
     check_record(record, "ml_synthetic_a2.06_b0.01/ml_node_cls", n_labels=20)
-    assert record["data"]["num_nodes"] == 300
+    assert record.data["num_nodes"] == 300
 
 
 @pytest.mark.parametrize(
@@ -192,7 +193,7 @@ def test_one_hot_ids_with_weight_decay_are_warned_about(
         mirror=mirror,
     )
     with caplog.at_level(logging.WARNING, logger="graphnetz"):
-        assert run_experiment(cfg)["status"] == "ok"
+        assert run_experiment(cfg).status == "ok"
     assert any("one-hot node ids" in r.getMessage() for r in caplog.records) is warned
 
 
@@ -294,7 +295,7 @@ def test_ml_real_keeps_deepwalk_at_its_specified_embedding_size(make_cfg):
     """SPEC §4: DeepWalk dim 64, even when the sweep widens the GNNs to 256."""
     from hydra.utils import instantiate
 
-    from graphnetz.models.build import model_kwargs
+    from graphnetz.training.build import model_kwargs
 
     cfg = make_cfg("experiment=ml_real", "dataset=humloc", "model=deepwalk")
     assert cfg.model.hidden_channels == 256

@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
+from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning, is_one_hot_ids
 from graphnetz.models.multilabel import GCNLPA, H2GCN, LANC, SampledSAGE, strict_two_hop
 from graphnetz.models.multilabel._graph import normalize, simple_edges
@@ -114,8 +115,8 @@ def test_sparse_one_hot_features_give_the_dense_identity_logits(cls):
     data = Data(x=eye, edge_index=ei, y=(torch.rand(n, 5) < 0.3).float(), num_nodes=n)
     torch.manual_seed(0)
     model = cls(n, 16, 5)
-    if hasattr(model, "prepare"):
-        model.prepare(data, 0)
+    if capabilities(model).precomputes:
+        model.precompute(data, 0)
     model.eval()
     torch.testing.assert_close(model(eye.to_sparse(), ei), model(eye, ei))
     model.train()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import torch
 
@@ -25,13 +27,16 @@ def test_best_val_picks_the_earliest_best_epoch_and_ignores_nan():
     assert select_epoch(HISTORY, "val_accuracy", "max", "final") == 4
 
 
+ADAM = {"optimizer": partial(torch.optim.Adam, lr=0.01), "lr": 0.01, "weight_decay": 0.0}
+
+
 def test_best_val_is_refused_when_the_reported_split_is_validation():
     class ValidationOnlyTask(NodeClassificationTask):
         report_split = "val"
 
     with pytest.raises(ValueError, match="best_val is refused.*validation series"):
-        ValidationOnlyTask(GCN(4, 8, 2), selection="best_val")
-    ValidationOnlyTask(GCN(4, 8, 2), selection="final")  # the fixed-epoch protocol is fine
+        ValidationOnlyTask(GCN(4, 8, 2), selection="best_val", **ADAM)
+    ValidationOnlyTask(GCN(4, 8, 2), selection="final", **ADAM)  # the fixed-epoch protocol is fine
 
 
 def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_path):
@@ -46,11 +51,11 @@ def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_
         "task.lr=0.05",
     )
     record = run_experiment(cfg, tmp_path)
-    assert record["status"] == "ok", record["reason"]
-    assert record["epochs_run"] < 300
-    assert record["selection"] == "best_val"
-    history = record["history"]
+    assert record.status == "ok", record.reason
+    assert record.epochs_run < 300
+    assert record.selection == "best_val"
+    history = record.history
     best = select_epoch(history, "val_accuracy", "max", "best_val")
-    assert record["selected_epoch"] == history[best]["epoch"]
-    assert record["epochs_run"] - 1 - best == 3  # stopped exactly `patience` epochs after the best
-    assert record["metrics"]["test"]["accuracy"] == history[best]["test_accuracy"]
+    assert record.selected_epoch == history[best]["epoch"]
+    assert record.epochs_run - 1 - best == 3  # stopped exactly `patience` epochs after the best
+    assert record.metrics["test"]["accuracy"] == history[best]["test_accuracy"]

@@ -30,14 +30,14 @@ def test_mutag_gin_defaults_beat_majority_class_over_three_seeds(make_cfg, mirro
             make_cfg("dataset=mutag", "model=gin", f"seed={seed}", mirror=mirror),
             tmp_path / str(seed),
         )
-        assert record["status"] == "ok", record["reason"]
-        assert record["epochs_run"] == 40  # the dataset's default epochs for graph_cls
-        assert (record["task_type"], record["category"]) == ("graph_cls", "biology")
-        assert (record["primary_metric"], record["direction"]) == ("accuracy", "max")
-        assert record["data"]["n_train"] + record["data"]["n_val"] + record["data"]["n_test"] == 188
-        accs.append(record["metrics"]["test"]["accuracy"])
+        assert record.status == "ok", record.reason
+        assert record.epochs_run == 40  # the dataset's default epochs for graph_cls
+        assert (record.task_type, record.category) == ("graph_cls", "biology")
+        assert (record.primary_metric, record.direction) == ("accuracy", "max")
+        assert record.data["n_train"] + record.data["n_val"] + record.data["n_test"] == 188
+        accs.append(record.metrics["test"]["accuracy"])
     on_disk = json.loads((tmp_path / "2" / "result.json").read_text())
-    assert on_disk["metrics"] == record["metrics"]
+    assert on_disk["metrics"] == record.metrics
     assert sum(accs) / 3 > 0.70
 
 
@@ -46,11 +46,11 @@ def test_graph_regression_records_mae_to_minimise(make_cfg, tmp_path):
         "dataset=triangles", "model=gcn", "trainer.max_epochs=3", "dataset.loader.num_graphs=60"
     )
     record = run_experiment(cfg, tmp_path)
-    assert record["status"] == "ok", record["reason"]
-    assert (record["primary_metric"], record["direction"]) == ("mae", "min")
-    assert record["data"]["features"].startswith("constant 1 and degree")
-    assert {"mae", "rmse"} <= set(record["metrics"]["test"])
-    assert len(record["history"]) == 3
+    assert record.status == "ok", record.reason
+    assert (record.primary_metric, record.direction) == ("mae", "min")
+    assert record.data["features"].startswith("constant 1 and degree")
+    assert {"mae", "rmse"} <= set(record.metrics["test"])
+    assert len(record.history) == 3
 
 
 def test_triangle_target_counts_triangles():
@@ -88,11 +88,11 @@ def test_gin_is_skipped_on_node_classification_and_gcn_trains(make_cfg, mirror, 
         make_cfg("dataset=cora", "model=gin", "trainer.max_epochs=3", mirror=mirror),
         tmp_path / "gin",
     )
-    assert skipped["status"] == "skipped"
-    assert "does not support task type 'node_cls'" in skipped["reason"]
-    assert skipped["history"] == [] and skipped["metrics"] == {}
+    assert skipped.status == "skipped"
+    assert "does not support task type 'node_cls'" in skipped.reason
+    assert skipped.history == [] and skipped.metrics == {}
     trained = run_experiment(
         make_cfg("dataset=cora", "model=gcn", "trainer.max_epochs=3", mirror=mirror),
         tmp_path / "gcn",
     )
-    assert trained["status"] == "ok" and trained["epochs_run"] == 3
+    assert trained.status == "ok" and trained.epochs_run == 3

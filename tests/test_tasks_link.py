@@ -35,14 +35,14 @@ def test_cora_link_prediction_gcn_auc_above_080(make_cfg, mirror, tmp_path):
         ),
         tmp_path,
     )
-    assert record["status"] == "ok", record["reason"]
-    assert (record["task_type"], record["primary_metric"], record["direction"]) == (
+    assert record.status == "ok", record.reason
+    assert (record.task_type, record.primary_metric, record.direction) == (
         "link_pred",
         "auc",
         "max",
     )
-    assert {"auc", "ap"} <= set(record["metrics"]["test"])
-    assert record["metrics"]["test"]["auc"] > 0.80
+    assert {"auc", "ap"} <= set(record.metrics["test"])
+    assert record.metrics["test"]["auc"] > 0.80
 
 
 def test_message_passing_edges_hold_no_val_or_test_positive(data_dir, mirror):
@@ -110,9 +110,9 @@ def test_relational_link_prediction_on_wn18rr(make_cfg, mirror, tmp_path):
         mirror=mirror,
     )
     record = run_experiment(cfg, tmp_path)
-    assert record["status"] == "ok", record["reason"]
-    assert (record["category"], record["primary_metric"]) == ("knowledge", "mrr")
-    test = record["metrics"]["test"]
+    assert record.status == "ok", record.reason
+    assert (record.category, record.primary_metric) == ("knowledge", "mrr")
+    test = record.metrics["test"]
     assert {"auc", "ap", "mrr", "hits1", "hits3", "hits10"} <= set(test)
     assert 0 < test["mrr"] <= 1 and test["hits1"] <= test["hits3"] <= test["hits10"]
-    assert record["data"]["n_test_triples"] == 3134 and record["data"]["num_relations"] == 11
+    assert record.data["n_test_triples"] == 3134 and record.data["num_relations"] == 11

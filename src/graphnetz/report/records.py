@@ -20,7 +20,7 @@ import pandas as pd
 COLUMNS = ["task", "model", "seed", "metric", "value", "direction"]
 DIRECTIONS = ("max", "min")
 STATUSES = ("ok", "skipped", "failed")
-RECORD_SCHEMA_VERSIONS = (1,)
+RECORD_SCHEMA_VERSIONS = (1, 2)
 RESULT_FILE = "result.json"
 #: Name tokens that mark a lower-is-better metric when no direction is given.
 LOWER_IS_BETTER_TOKENS = ("mae", "mse", "rmse", "loss", "error")

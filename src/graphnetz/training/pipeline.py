@@ -16,10 +16,12 @@ from typing import Any
 import torch
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
+from torch import nn
 
 from graphnetz.data.loading import load_dataset
 from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning
+from graphnetz.tasks.base import GraphTask, TaskData
 from graphnetz.training.build import build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing, checkpointing
 from graphnetz.training.facts import dataset_facts
@@ -45,21 +47,20 @@ class Trained:
     resumed: dict[str, Any] | None
 
 
-def train_and_evaluate(
-    spec: RunSpec, run_dir: Path | None = None, started: float | None = None
-) -> Trained | str:
-    """Train and evaluate the run; a string is the reason it was skipped.
+@dataclass(frozen=True)
+class Built:
+    """A run ready to fit: the task's data, the model and the task module wrapping it."""
 
-    With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
-    and with ``resume=true`` continues from one left by an interrupted run of this config.
-    """
-    config, label = spec.config, spec.label
-    reason = incompatibility(config["model"], spec.task_type)
-    if reason is not None:  # checked before any data is loaded
-        return reason
+    data: TaskData
+    model: nn.Module
+    module: GraphTask
+
+
+def build_run(spec: RunSpec) -> Built:
+    """Load and prepare the data, build the model at the data's level and the task module."""
+    config = spec.config
     if config.get("num_threads"):
         torch.set_num_threads(int(config["num_threads"]))
-
     seed_everything(spec.seed)
     paths = config["paths"]
     dataset = load_dataset(
@@ -73,12 +74,28 @@ def train_and_evaluate(
     if caps.precomputes:
         model.precompute(data.graph, spec.seed)
     module = instantiate(OmegaConf.create(spec.task_cfg), model=model, _convert_="all")
-    module.progress_label = label
+    module.progress_label = spec.label
     if data.primary_metric is not None:
         module.primary_metric = data.primary_metric
-    _warn_embedding_decay(spec, data, module, caps.uses_node_features, label)
+    if caps.uses_node_features:
+        _warn_embedding_decay(spec, data, module)
+    return Built(data, model, module)
 
-    ckpt: Checkpointing = checkpointing(spec, run_dir, started, label)
+
+def train_and_evaluate(
+    spec: RunSpec, run_dir: Path | None = None, started: float | None = None
+) -> Trained | str:
+    """Train and evaluate the run; a string is the reason it was skipped.
+
+    With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
+    and with ``resume=true`` continues from one left by an interrupted run of this config.
+    """
+    reason = incompatibility(spec.config["model"], spec.task_type)
+    if reason is not None:  # checked before any data is loaded
+        return reason
+    built = build_run(spec)
+    data, module = built.data, built.module
+    ckpt: Checkpointing = checkpointing(spec, run_dir, started, spec.label)
     trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
     trainer.fit(
         module,
@@ -86,21 +103,22 @@ def train_and_evaluate(
         val_dataloaders=data.eval_loaders,
         ckpt_path=ckpt.resume_from,
     )
+    loader_cfg = spec.config["dataset"]["loader"]
     return Trained(
         metrics=module.selected_metrics(),
         selected_epoch=module.history[module.selected_epoch()]["epoch"],
         epochs_run=len(module.history),
         history=module.history,
         data=data.info,
-        dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, config["dataset"]["loader"]),
+        dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, loader_cfg),
         primary_metric=module.primary_metric,
         resumed=ckpt.resumed,
     )
 
 
-def _warn_embedding_decay(spec: RunSpec, data, module, uses_features: bool, label: str) -> None:
-    if not uses_features or spec.config["task"]["optimizer"]["_target_"] in DECOUPLED_DECAY:
+def _warn_embedding_decay(spec: RunSpec, data: TaskData, module: GraphTask) -> None:
+    if spec.config["task"]["optimizer"]["_target_"] in DECOUPLED_DECAY:
         return
     warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
     if warning:
-        log.warning("%s: %s", label, warning)
+        log.warning("%s: %s", spec.label, warning)

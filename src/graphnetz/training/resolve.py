@@ -17,6 +17,7 @@ The :class:`RunSpec` is what the run builds from; its ``config`` is what the rec
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     config = OmegaConf.to_container(cfg, resolve=True)
     config["paths"] = resolved_paths(config.get("paths") or {})
     task_cls = _task_class(config)
+    _check_task_keys(task_cls, config)
     dataset = config["dataset"]
     served = list(dataset.get("task_types") or [])
     if task_cls.task_type not in served:
@@ -128,6 +130,32 @@ def _task_class(config: dict[str, Any]) -> type[GraphTask]:
             f"{cls.task_type!r}); choose the task with task=<type>"
         )
     return cls
+
+
+def _check_task_keys(task_cls: type[GraphTask], config: dict[str, Any]) -> None:
+    """Refuse a ``task.*`` key the task type does not take (set with ``++task.key=...`` in
+    a sweep whose other task types have it), naming the settings it has."""
+    valid = task_settings(task_cls)
+    given = [k for k in config["task"] if k not in TASK_META_KEYS and k != "_target_"]
+    foreign = [k for k in given if k not in valid]
+    if foreign:
+        raise ConfigError(
+            f"task.{foreign[0]} does not apply to task type {task_cls.task_type!r} "
+            f"(dataset {config['dataset']['name']!r}); its settings are {sorted(valid)}"
+        )
+
+
+def task_settings(task_cls: type[GraphTask]) -> set[str]:
+    """The keyword arguments a task class's constructors take (``model`` aside)."""
+    names: set[str] = set()
+    for klass in task_cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        for name, param in inspect.signature(init).parameters.items():
+            if param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
+                names.add(name)
+    return names - {"self", "model"}
 
 
 def _max_epochs(config: dict[str, Any], task_type: str) -> int:
