@@ -50,3 +50,15 @@ def test_node_classification_with_dgi_pretraining_runs(make_cfg, tmp_path):
     assert record.status == "ok", record.reason
     assert record.config["task"]["dgi_pretrain_epochs"] == 5
     assert list(record.metrics) == ["train", "val", "test"]  # no DGI row, only the task's
+
+
+@pytest.mark.parametrize("model", ["gcn", "gat"])
+def test_dgi_pretraining_changes_what_supervised_training_starts_from(make_cfg, model):
+    """DGI really runs: the first supervised epoch starts from pre-trained hidden layers.
+    (GAT + 3 DGI epochs is the resume test's case, so that test would fail if a resumed run
+    pre-trained again, and this one fails if pre-training silently did nothing.)"""
+    base = ["dataset=karate", f"model={model}", "model.hidden_channels=8", "seed=3"]
+    on = run_experiment(make_cfg(*base, "task.dgi_pretrain_epochs=3", "trainer.max_epochs=2"))
+    off = run_experiment(make_cfg(*base, "task.dgi_pretrain_epochs=0", "trainer.max_epochs=2"))
+    assert on.status == off.status == "ok"
+    assert on.history[0]["train_loss"] != off.history[0]["train_loss"]
