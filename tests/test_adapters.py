@@ -6,6 +6,7 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.models.adapters import (
     LinkPredictor,
     PooledEncoder,
@@ -14,7 +15,6 @@ from graphnetz.models.adapters import (
 )
 from graphnetz.models.build import build_model, incompatibility
 from graphnetz.models.gin import GIN
-from graphnetz.training.resolve import CONF_DIR
 
 ENCODERS = ("gcn", "gat", "sage", "gt", "mlp")
 X = torch.randn(7, 5)
