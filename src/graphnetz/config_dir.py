@@ -13,12 +13,12 @@ from pathlib import Path
 CONF_PACKAGE = "graphnetz.conf"
 
 
-def find_conf_dir() -> Path:
+def _locate() -> Path:
     """The ``conf/`` next to this source tree when it is a checkout, else ``graphnetz.conf``.
 
-    The checkout comes first so that running one checkout's ``src`` (``PYTHONPATH=src``,
-    an editable install of it) reads that checkout's configs, including its git-ignored
-    ``conf/local/``, even when another checkout is installed too. A wheel has no such
+    The checkout comes first: its ``src`` run through ``PYTHONPATH=src`` (where
+    ``graphnetz.conf`` is not importable) reads its own configs, git-ignored ``conf/local/``
+    included, even when another checkout is the one installed. A wheel has no such
     sibling and uses the configs shipped in the package.
     """
     checkout = Path(__file__).resolve().parents[2] / "conf"
@@ -36,4 +36,4 @@ def find_conf_dir() -> Path:
     return shipped
 
 
-CONF_DIR = find_conf_dir()
+CONF_DIR = _locate()
