@@ -24,9 +24,9 @@ import torch
 import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
 
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.data.loading import load_dataset
 from graphnetz.models import GCN
-from graphnetz.training.resolve import CONF_DIR
 from graphnetz.training.run import run_experiment
 from graphnetz.training.seeding import seed_everything
 

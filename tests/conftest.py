@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 
-from graphnetz.training.resolve import CONF_DIR
+from graphnetz.config_dir import CONF_DIR
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MIRROR = REPO_ROOT.parent / "shared" / "data"
@@ -23,6 +24,19 @@ def mirror_path() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture
+def one_thread():
+    """One torch intra-op thread for the test, then the count it had before.
+
+    The machines are small and shared: one thread avoids oversubscription when other
+    processes run too, and restoring it keeps the setting from leaking into later tests.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

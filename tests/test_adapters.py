@@ -7,6 +7,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from torch import nn
 
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.models import GCN
 from graphnetz.models.adapters import (
     ADAPTERS,
@@ -21,7 +22,6 @@ from graphnetz.models.multilabel import LANC, DeepWalk
 from graphnetz.task_types import LEVELS, TASK_TYPES
 from graphnetz.tasks import TASK_CLASSES, task_class
 from graphnetz.training.build import build_model, incompatibility
-from graphnetz.training.resolve import CONF_DIR
 
 ENCODERS = ("gcn", "gat", "sage", "gt", "mlp")
 X = torch.randn(7, 5)

@@ -20,7 +20,7 @@ from graphnetz import (
 )
 from graphnetz.api.benchmark import hydra_value, override_strings, select_models
 from graphnetz.api.models import model_spec, registered_models, unregister_model
-from graphnetz.training.resolve import CONF_DIR
+from graphnetz.config_dir import CONF_DIR
 
 
 def tiny_graph(masks: bool = True, y: bool = True) -> Data:

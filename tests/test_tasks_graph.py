@@ -12,14 +12,7 @@ from graphnetz.data.synthetic_graphs import load_triangle_counts, triangles_per_
 from graphnetz.tasks.graph_tasks import GraphClassificationTask, graph_split
 from graphnetz.training.run import run_experiment
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    # 2 shared cores: one intra-op thread avoids oversubscription when others run too
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_mutag_gin_defaults_beat_majority_class_over_three_seeds(make_cfg, mirror, tmp_path):

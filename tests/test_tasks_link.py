@@ -9,13 +9,7 @@ from torch_geometric.data import Data
 from graphnetz.data.pyg import load_karate, load_planetoid
 from graphnetz.tasks.link_tasks import LinkPredictionTask, TripleIndex, ranking_metrics
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def edge_set(edge_index) -> set[tuple[int, int]]:

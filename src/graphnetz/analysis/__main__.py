@@ -18,16 +18,14 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from graphnetz.config_dir import CONF_DIR
+
 CONF_ENV = "GRAPHNETZ_CONF_DIR"
 
 
 def find_conf_dir() -> Path:
-    """``$GRAPHNETZ_CONF_DIR``, else ``./conf``, else the repository's ``conf/``."""
-    candidates = [
-        os.environ.get(CONF_ENV),
-        Path.cwd() / "conf",
-        Path(__file__).resolve().parents[3] / "conf",
-    ]
+    """``$GRAPHNETZ_CONF_DIR``, else ``./conf``, else GraphNetz's own configs."""
+    candidates = [os.environ.get(CONF_ENV), Path.cwd() / "conf", CONF_DIR]
     for c in candidates:
         if c and (Path(c) / "dataset").is_dir():
             return Path(c).resolve()

@@ -31,8 +31,8 @@ from graphnetz.api.models import (
     registered_models,
 )
 from graphnetz.api.tasks import BenchmarkTask, all_tasks, iter_benchmark_tasks
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.report import BenchmarkReport
-from graphnetz.training.resolve import CONF_DIR
 from graphnetz.training.run import run_experiment, summarize
 
 # chosen by run_benchmark's own arguments, so an override of them would contradict it

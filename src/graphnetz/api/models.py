@@ -23,10 +23,10 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 from torch import nn
 
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.models.adapters import adapt
 from graphnetz.task_types import RELATIONAL_LINK, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES
-from graphnetz.training.resolve import CONF_DIR
 
 DEFAULT_HIDDEN = 64
 _SIZES = ("in_channels", "hidden_channels", "out_channels")

@@ -19,10 +19,10 @@ from omegaconf import OmegaConf
 from torch.utils.data import Dataset
 from torch_geometric.data.data import BaseData
 
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.task_types import GRAPH, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES, task_class
 from graphnetz.tasks.node_tasks import MASKS, require_attributes
-from graphnetz.training.resolve import CONF_DIR
 
 GRAPH_TASKS = tuple(t for t, level in TASK_LEVELS.items() if level == GRAPH)
 USER_CATEGORY = "custom"

@@ -6,7 +6,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from graphnetz.training.resolve import CONF_DIR
+from graphnetz.config_dir import CONF_DIR
 from graphnetz.training.run import run_experiment
 
 

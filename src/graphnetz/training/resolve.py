@@ -20,7 +20,6 @@ from __future__ import annotations
 import inspect
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hydra.utils import get_class
@@ -30,8 +29,6 @@ from graphnetz.data.mirror import MIRROR_ENV
 from graphnetz.launch import absolute_path
 from graphnetz.tasks import GraphTask
 
-# Until the packaged-config module lands: where conf/ is in a checkout.
-CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
 #: Settings that change how a run executes but not its result (resume an earlier sweep
 #: with resume=true or another thread count and its complete runs still count).
 RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s")
