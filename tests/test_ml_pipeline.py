@@ -293,7 +293,7 @@ def test_no_multilabel_runs_give_an_empty_section():
 
 
 def test_ml_real_keeps_deepwalk_at_its_specified_embedding_size(make_cfg):
-    """SPEC §4: DeepWalk dim 64, even when the sweep widens the GNNs to 256."""
+    """DeepWalk keeps the study's dimension 64, even when the sweep widens the GNNs to 256."""
     from hydra.utils import instantiate
 
     from graphnetz.training.build import model_kwargs

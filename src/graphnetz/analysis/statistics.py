@@ -1,4 +1,4 @@
-"""The multi-label statistics row of a dataset (SPEC §7)."""
+"""The multi-label statistics row of a dataset (size, clustering, label homophily, labels per node)."""
 
 from __future__ import annotations
 

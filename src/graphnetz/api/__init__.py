@@ -1,4 +1,4 @@
-"""The Python API (SPEC §1): the benchmark catalogue, user tasks and models, ``run_benchmark``."""
+"""The Python API: the benchmark catalogue, user tasks and models, ``run_benchmark``."""
 
 from graphnetz.api.benchmark import run_benchmark
 from graphnetz.api.models import (

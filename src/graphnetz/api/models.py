@@ -1,4 +1,4 @@
-"""User models (SPEC §4 "Extensibility"): three ways to declare what a model can serve.
+"""User models: three ways to declare what a model can serve.
 
 (a) ``@register_model(task_type="node_cls")`` (or a set of task types) on a class;
 (b) a class with a ``task_types = {...}`` attribute, passed as it is;

@@ -114,7 +114,7 @@ def _first_graph(data: Any) -> Any:
 
 
 def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
-    """Raise ``ValueError`` naming what ``data`` lacks for ``task_type`` (SPEC §8)."""
+    """Raise ``ValueError`` naming what ``data`` lacks for ``task_type``."""
     if not isinstance(data, DATASET_OBJECTS):
         raise TypeError(
             f"a {task_type!r} dataset must be a torch_geometric Data object, a "
@@ -174,7 +174,7 @@ def task_from_dataset(
     split: str | Mapping | None = None,
     category: str = USER_CATEGORY,
 ) -> BenchmarkTask:
-    """A benchmark task from a user dataset (SPEC §8); data objects are checked right away.
+    """A benchmark task from a user dataset; data objects are checked right away.
 
     ``dataset`` is a ``Data`` object, a list/``Dataset`` of graphs, a train/val/test dict of
     graph lists, or a callable returning one (zero-argument, or taking ``seed=``: then it is

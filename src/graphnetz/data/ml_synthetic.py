@@ -1,4 +1,4 @@
-"""Synthetic multi-label graphs with tunable homophily (SPEC §7).
+"""Synthetic multi-label graphs with tunable homophily (the multi-label study's generator).
 
 Stage 1, points (hypersphere method, Tomás et al. 2014): in ℝ^F a unit hypersphere at the
 origin holds one label hypersphere per label, radius r_c ~ U(radius_range) and centre c_c

@@ -1,4 +1,6 @@
-"""Loaders of the multi-label node-classification datasets (SPEC §7).
+"""Loaders of the multi-label node-classification datasets.
+
+PCG, HumLoc, EukLoc, BlogCatalog, DBLP, Yelp and OGB-Proteins.
 
 Every loader is ``load_<name>(root, mirror=None, **params) -> Data`` with
 

@@ -4,7 +4,7 @@ Each graph is an Erdős–Rényi or a Watts–Strogatz graph of 10-30 nodes with
 the target is its number of triangles divided by the number of nodes (a quantity no
 node-feature-only model can compute: it needs the graph). Node features are explicit and
 local: ``[1, degree / 10]`` (constant + scaled degree). The loader takes ``seed`` so a
-sweep resamples the data per seed (SPEC §3.3).
+sweep resamples the data per seed (a seed is one draw of data and initialisation).
 """
 
 from __future__ import annotations

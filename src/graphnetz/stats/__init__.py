@@ -1,6 +1,7 @@
 """Statistics of the benchmark report: pure functions, arrays in, named results out.
 
-Every function implements one formula of SPEC §6; ``docs/statistics.md`` lists them.
+Every function implements one formula of the statistical report (intervals, paired tests,
+Holm, Friedman, Nemenyi, the seed advisor); ``docs/statistics.md`` lists them.
 """
 
 from .intervals import BootstrapInterval, TInterval, bootstrap_interval, t_interval

@@ -1,4 +1,4 @@
-"""Reseed every random number generator a run touches (SPEC §3.2)."""
+"""Reseed every random number generator a run touches (python, numpy, torch) from its seed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Multi-label node-classification baselines (SPEC §4, §7).
+"""Multi-label node-classification baselines of the multi-label study (8 methods with MLP,
+GCN and GAT from ``graphnetz.models``).
 
 Every model follows the project contract ``Cls(in_channels, hidden_channels,
 out_channels, num_layers=2, dropout=0.5, **specific)`` with ``forward(x, edge_index)``

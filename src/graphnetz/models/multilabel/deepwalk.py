@@ -110,7 +110,7 @@ class DeepWalk(GraphModel):
         embedding_dim: int = 64,
     ) -> None:
         super().__init__()
-        # The skip-gram size is its own hyperparameter (SPEC §4: 64), so a sweep that widens
+        # The skip-gram size is its own hyperparameter (64 in the multi-label study), so a sweep that widens
         # the GNNs (model.hidden_channels=256) leaves DeepWalk as specified.
         self.embedding_dim = embedding_dim
         self.walks_per_node = walks_per_node
