@@ -177,18 +177,26 @@ def test_registered_task_is_run_by_category_with_decorated_and_inline_models(bas
 
 
 def test_model_overrides_reach_user_models(base, tmp_path):
+    class Recorded(MyGNN):
+        widths: list[int] = []
+
+        def __init__(self, in_channels, hidden_channels=16, out_channels=2):
+            super().__init__(in_channels, hidden_channels, out_channels)
+            Recorded.widths.append(self.conv.out_channels)
+
     task = task_from_dataset("blobs", "node_cls", two_blobs(0), split="random")
     run_benchmark(
-        models={"Mine": MyGNN},
+        models={"Mine": Recorded},
         seeds=[0],
         tasks=[task],
         out_dir=tmp_path,
         **{**base, "model.hidden_channels": 5},
     )
+    assert Recorded.widths == [5]  # the model that trained was built 5 wide
     record = json.loads((tmp_path / "blobs/node_cls/Mine/seed_0/result.json").read_text())
-    assert record.status == "ok", record.error
-    assert record.config["model"]["hidden_channels"] == 5
-    assert record.config["model"]["defined_in"].endswith("MyGNN")
+    assert record["status"] == "ok", record["error"]
+    assert record["config"]["model"]["hidden_channels"] == 5
+    assert record["config"]["model"]["defined_in"].endswith("Recorded")
 
 
 def test_missing_attribute_of_a_lazily_loaded_dataset_fails_the_run_with_its_name(base):

@@ -123,11 +123,6 @@ def test_default_dropout_is_the_task_types_and_is_recorded(make_cfg, dataset, ta
     assert OmegaConf.to_container(cfg.model)["dropout"] == "${task.encoder_dropout}"  # untouched
 
 
-def test_explicit_dropout_wins(make_cfg):
-    record = run_experiment(make_cfg("model.dropout=0.2", "trainer.max_epochs=1"))
-    assert record.config["model"]["dropout"] == 0.2
-
-
 def test_task_specific_keys_work_with_the_automatic_task(make_cfg):
     record = run_experiment(
         make_cfg("dataset=triangles", "task.batch_size=8", "trainer.max_epochs=1")

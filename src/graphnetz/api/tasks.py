@@ -1,7 +1,7 @@
 """Benchmark tasks: one dataset x one task type, from the dataset configs or from user data.
 
 The catalogue is built from ``conf/dataset/*.yaml`` (a config serving several task types
-gives one task per type, its ``default_task`` first) plus the tasks users register under a
+gives one task per type, its natural task first) plus the tasks users register under a
 category with :func:`register_task`. A user dataset becomes a task with
 :func:`task_from_dataset`; it is checked for what its task type needs as early as possible.
 """
