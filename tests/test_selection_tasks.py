@@ -34,8 +34,16 @@ def test_best_val_is_refused_when_the_reported_split_is_validation():
     ValidationOnlyTask(GCN(4, 8, 2), selection="final")  # the fixed-epoch protocol is fine
 
 
-def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_path):
+@pytest.fixture
+def one_thread():
+    # 2 shared cores: one intra-op thread; restored so later tests keep torch's default
+    before = torch.get_num_threads()
     torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_path, one_thread):
     cfg = make_cfg(
         "dataset=karate",
         "model=gcn",
