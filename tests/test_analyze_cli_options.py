@@ -120,6 +120,13 @@ def test_a_missing_dir_exits_2_and_names_it(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_a_missing_csv_exits_2_and_names_it(tmp_path, capsys):
+    missing = tmp_path / "no_such.csv"
+    code, _, err = run_main(capsys, "--from-csv", missing)
+    assert code == 2
+    assert str(missing) in err
+
+
 # --- the interval options ------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from collections import Counter
 
 import pytest
 import torch
+from conftest import mirror_path
 
 from graphnetz.data.loading import load_dataset
 
@@ -67,3 +68,13 @@ def test_the_mirror_is_only_read(make_cfg, mirror, dataset, tmp_path):
     load_dataset(cfg.dataset.loader, tmp_path / "fresh", cfg.paths.data_mirror)
     assert snapshot() == before
     assert any((tmp_path / "fresh").rglob("processed"))  # processed into our own folder
+
+
+def test_a_missing_mirror_fails_under_ci_and_skips_elsewhere(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAPHNETZ_DATA_MIRROR", str(tmp_path / "gone"))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="gone"):
+        mirror_path()
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception, match="gone"):
+        mirror_path()

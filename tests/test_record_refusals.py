@@ -67,11 +67,12 @@ def test_non_integer_seed_is_refused_with_the_value():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="bug: records.add_record reads the seed with int(), so seed 1.5 is truncated to 1 "
-    "and silently merged with seed 1 instead of being refused",
+    reason="bug: records.add_record reads the seed with int(), so seed 1.5 (or true) becomes 1 "
+    "and collides with the real seed 1 as a 'duplicate' instead of being refused",
 )
-def test_fractional_seed_is_refused_with_the_value():
-    assert "1.5" in only_reason(read(good(seed=1.5)))
+@pytest.mark.parametrize("seed", [1.5, True])
+def test_a_seed_that_is_not_a_whole_number_is_refused_with_the_value(seed):
+    assert repr(seed) in only_reason(read(good(seed=seed)))
 
 
 def test_bad_direction_is_refused_with_the_value_and_the_valid_ones():
