@@ -99,11 +99,32 @@ def test_sampling_never_builds_a_dense_n_by_n_matrix():
     assert peak < n * n * 8  # one dense float64 n × n matrix would be 72 MB
 
 
-def test_block_size_does_not_change_validity(monkeypatch):
+def test_blocked_sampling_gives_the_unblocked_graph_when_edges_are_deterministic(monkeypatch):
+    # alpha = 1e6 turns p = 1 / (1 + (d / b)^alpha) into a step: 1 for d < b, 0 for d > b
+    # (b = 0.07 is no multiple of 1/20, so no pair sits at p = 1/2). The edges are then a
+    # function of the labels alone, and 997-entry row blocks must find exactly the pairs
+    # that one block over the whole upper triangle finds.
+    whole = generate_ml_graph(seed=0, num_nodes=200, alpha=1e6, b=0.07)
     monkeypatch.setattr(ml_synthetic, "BLOCK_ENTRIES", 997)  # many tiny row blocks
-    g = generate_ml_graph(seed=0, num_nodes=200)
-    assert (g["edges"][0] < g["edges"][1]).all()
-    assert np.unique(g["edges"][0] * 200 + g["edges"][1]).size == g["edges"].shape[1]
+    blocked = generate_ml_graph(seed=0, num_nodes=200, alpha=1e6, b=0.07)
+    np.testing.assert_array_equal(blocked["y"], whole["y"])
+    assert whole["edges"].shape[1] > 0
+    pairs = {tuple(e) for e in whole["edges"].T.tolist()}
+    assert {tuple(e) for e in blocked["edges"].T.tolist()} == pairs
+    assert blocked["edges"].shape == whole["edges"].shape  # and no pair twice
+
+
+def test_blocked_sampling_draws_as_many_edges_as_the_edge_model_expects(monkeypatch):
+    # random edges: blocks consume the random stream differently, so compare the edge
+    # count with its expectation sum_{i<j} p_ij, computed densely from the labels
+    monkeypatch.setattr(ml_synthetic, "BLOCK_ENTRIES", 997)
+    g = generate_ml_graph(seed=0, num_nodes=200, alpha=4.0, b=0.05)
+    y = g["y"].astype(float)
+    hamming = (y[:, None, :] != y[None, :, :]).sum(-1) / y.shape[1]
+    p = 1.0 / (1.0 + (hamming / 0.05) ** 4.0)
+    upper = np.triu(np.ones_like(p, dtype=bool), k=1)
+    mean, sd = p[upper].sum(), np.sqrt((p * (1 - p))[upper].sum())
+    assert abs(g["edges"].shape[1] - mean) < 4 * sd
 
 
 @pytest.mark.parametrize("quality, kept", [(0.0, 0), (0.2, 2), (0.5, 5), (0.8, 8), (1.0, 10)])

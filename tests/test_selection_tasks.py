@@ -39,8 +39,7 @@ def test_best_val_is_refused_when_the_reported_split_is_validation():
     ValidationOnlyTask(GCN(4, 8, 2), selection="final", **ADAM)  # the fixed-epoch protocol is fine
 
 
-def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_path):
-    torch.set_num_threads(1)
+def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_path, one_thread):
     cfg = make_cfg(
         "dataset=karate",
         "model=gcn",

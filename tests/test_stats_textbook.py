@@ -120,5 +120,17 @@ def test_alpha_outside_unit_interval_is_refused_with_the_value(bad):
 def test_no_warnings_on_degenerate_inputs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        wilcoxon_test([1.0, 1.0], [1.0, 1.0])
-        paired_t_test([1.0, 2.0], [0.0, 1.0])
+        zero = wilcoxon_test([1.0, 1.0], [1.0, 1.0])
+        constant = paired_t_test([1.0, 2.0], [0.0, 1.0])
+    assert (zero.statistic, zero.pvalue) == (0.0, 1.0)
+    assert math.isnan(constant.pvalue)  # what it returns is the next test's subject
+
+
+def test_constant_nonzero_differences_leave_the_t_test_undefined():
+    # d = [1, 1]: the sample sd of the differences is 0, so T = d / (0 / sqrt 2) has no value;
+    # reporting p = 0 (T = inf) would claim certainty from two seeds
+    result = paired_t_test([1.0, 2.0], [0.0, 1.0])
+    assert math.isnan(result.statistic) and math.isnan(result.pvalue)
+    assert "zero variance" in result.note
+    # the rank test is defined here: both differences positive, exact p = 2 * (1/2)^2 = 0.5
+    assert wilcoxon_test([1.0, 2.0], [0.0, 1.0]).pvalue == pytest.approx(0.5)

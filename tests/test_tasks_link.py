@@ -20,12 +20,32 @@ def positives(graph, split):
     return graph[f"{split}_label_index"][:, graph[f"{split}_label"] == 1]
 
 
-def test_cora_link_prediction_gcn_auc_above_080(make_cfg, mirror, tmp_path):
+def raw_feature_dot_product_auc(graph) -> float:
+    """ROC-AUC of scoring each test pair by <x_u, x_v> on the raw features (no training)."""
+    from sklearn.metrics import roc_auc_score
+
+    pairs = graph.test_label_index
+    scores = (graph.x[pairs[0]] * graph.x[pairs[1]]).sum(1)
+    return float(roc_auc_score(graph.test_label.numpy(), scores.numpy()))
+
+
+def test_cora_link_prediction_gcn_beats_the_raw_feature_dot_product(
+    make_cfg, data_dir, mirror, tmp_path
+):
     from graphnetz.training.run import run_experiment
 
+    # the baseline on the split the run uses (seed 0): measured 0.761; an untrained GCN
+    # scores 0.73-0.76 and a trained one about 0.91, so a 0.10 margin separates them
+    graph = LinkPredictionTask.prepare(load_planetoid(data_dir, mirror, name="Cora"), seed=0).graph
+    baseline = raw_feature_dot_product_auc(graph)
     record = run_experiment(
         make_cfg(
-            "dataset=cora", "task=link_pred", "model=gcn", "trainer.max_epochs=60", mirror=mirror
+            "dataset=cora",
+            "task=link_pred",
+            "model=gcn",
+            "trainer.max_epochs=60",
+            "seed=0",
+            mirror=mirror,
         ),
         tmp_path,
     )
@@ -35,8 +55,9 @@ def test_cora_link_prediction_gcn_auc_above_080(make_cfg, mirror, tmp_path):
         "auc",
         "max",
     )
+    assert "(seed 0)" in record.data["split"]
     assert {"auc", "ap"} <= set(record.metrics["test"])
-    assert record.metrics["test"]["auc"] > 0.80
+    assert record.metrics["test"]["auc"] >= baseline + 0.10
 
 
 def test_message_passing_edges_hold_no_val_or_test_positive(data_dir, mirror):

@@ -147,10 +147,9 @@ def _checked_result(raw: Mapping[str, Any]) -> dict[str, Any]:
     test = metrics.get("test") if isinstance(metrics, Mapping) else None
     if not isinstance(test, Mapping) or primary not in test:
         raise RecordError(f"missing metrics.test.{primary} (the primary metric)")
-    try:
-        seed = int(raw["seed"])
-    except (TypeError, ValueError):
-        raise RecordError(f"seed is not an integer: {raw['seed']!r}") from None
+    seed = whole_number(raw["seed"])
+    if seed is None:
+        raise RecordError(f"seed is not an integer: {raw['seed']!r}")
     direction = raw.get("direction") or infer_direction(primary)
     if direction not in DIRECTIONS:
         raise RecordError(f"direction {direction!r} is not one of {list(DIRECTIONS)}")
@@ -161,6 +160,20 @@ def _checked_result(raw: Mapping[str, Any]) -> dict[str, Any]:
         "primary_metric": primary,
         "direction": direction,
     }
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as an int if it is one (``3``, ``3.0``, ``"3"``), else None (``1.5``,
+    ``True``: a bool is not a seed, and rounding would merge two runs into one)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
 
 
 def write_json_atomic(path: str | os.PathLike, payload: Any) -> Path:
