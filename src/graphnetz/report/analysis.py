@@ -9,7 +9,7 @@ later output. The public methods of ``BenchmarkReport`` hand out copies of the f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import pandas as pd
@@ -88,6 +88,10 @@ class ReportSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
 
 
 @dataclass(frozen=True)

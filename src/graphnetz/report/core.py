@@ -16,30 +16,30 @@ from typing import Any
 
 import pandas as pd
 
-from graphnetz import stats
 from graphnetz.atomic import write_text
 
 from . import records as rec_io
-from .across_tasks import critical_difference, rank_analysis
+from .analyse import analyse, first_seen, long_table, select
 from .analysis import CriticalDifference, RankAnalysis, ReportAnalysis, ReportSettings
-from .cost import cost_frame
-from .datasets import DESCRIBED_TASK_TYPES, dataset_section
+from .datasets import DESCRIBED_TASK_TYPES
 from .figures import write_figures
 from .latex import write_tables
 from .markdown import render
 from .serialize import analysis_dict, dumps
+from .settings import (
+    CI_METHODS,
+    PAIRWISE_METHODS,
+    Setting,
+    choice,
+    valid_alpha,
+    valid_ci,
+    valid_metric,
+    valid_pairwise_method,
+)
 from .within_task import pairwise_frame, power_frame, summary_frame
 from .writer import results_csv, write_report
 
 SCHEMA_VERSION = 1
-CI_METHODS = ("t", "bootstrap")
-PAIRWISE_METHODS = ("t", "wilcoxon")
-
-
-def _choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
-    if value not in valid:
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {list(valid)}")
-    return value
 
 
 class BenchmarkReport:
@@ -74,21 +74,13 @@ class BenchmarkReport:
         n_resamples: int = 10_000,
         pairwise_method: str = "t",
     ) -> None:
-        missing = [c for c in rec_io.COLUMNS if c not in data.columns]
-        if missing:
-            raise ValueError(f"data lacks column(s) {missing}; required {rec_io.COLUMNS}")
-        data = data[rec_io.COLUMNS].copy()
-        data["seed"] = data["seed"].astype(int)
-        data["value"] = data["value"].astype(float)
-        dup = data.duplicated(["task", "model", "seed", "metric"], keep="first")
-        self.duplicates = data[dup].drop(columns=["value", "direction"]).to_dict("records")
+        self.data, self.duplicates = long_table(data)
         if self.duplicates:
             warnings.warn(
                 f"{len(self.duplicates)} duplicate (task, model, seed, metric) result(s); "
                 "the first occurrence is kept",
                 stacklevel=2,
             )
-        self.data = data[~dup].reset_index(drop=True)
         self.primary_metrics = dict(primary_metrics or {})
         for task, group in self.data.groupby("task", sort=False):
             self.primary_metrics.setdefault(task, group["metric"].iloc[0])
@@ -106,42 +98,10 @@ class BenchmarkReport:
         self.pairwise_method = pairwise_method
 
     # ------------------------------------------------------------------ settings
-    @property
-    def metric(self) -> str | None:
-        return self._metric
-
-    @metric.setter
-    def metric(self, value: str | None) -> None:
-        if value is not None:
-            value = rec_io.metric_key(value)
-            available = sorted(self.data["metric"].unique())
-            if value not in available:
-                raise ValueError(f"metric {value!r} is not in the results; available: {available}")
-        self._metric = value
-
-    @property
-    def alpha(self) -> float:
-        return self._alpha
-
-    @alpha.setter
-    def alpha(self, value: float) -> None:
-        self._alpha = stats._validate.check_alpha(value)
-
-    @property
-    def ci(self) -> str:
-        return self._ci
-
-    @ci.setter
-    def ci(self, value: str) -> None:
-        self._ci = _choice("ci", value, CI_METHODS)
-
-    @property
-    def pairwise_method(self) -> str:
-        return self._pairwise_method
-
-    @pairwise_method.setter
-    def pairwise_method(self, value: str) -> None:
-        self._pairwise_method = _choice("pairwise_method", value, PAIRWISE_METHODS)
+    metric = Setting(valid_metric)
+    alpha = Setting(valid_alpha)
+    ci = Setting(valid_ci)
+    pairwise_method = Setting(valid_pairwise_method)
 
     @property
     def datasets(self) -> tuple[dict[str, Any], ...]:
@@ -156,14 +116,7 @@ class BenchmarkReport:
         return self._settings().as_dict()
 
     def _settings(self) -> ReportSettings:
-        return ReportSettings(
-            self.metric,
-            self.alpha,
-            self.ci,
-            self.bootstrap_seed,
-            self.n_resamples,
-            self.pairwise_method,
-        )
+        return ReportSettings(**{k: getattr(self, k) for k in ReportSettings.names()})
 
     # -------------------------------------------------------------- constructors
     @classmethod
@@ -229,24 +182,20 @@ class BenchmarkReport:
     # ------------------------------------------------------------------ values
     @property
     def tasks(self) -> list[str]:
-        return list(dict.fromkeys(self.selected()["task"]))
+        return first_seen(self.selected()["task"])
 
     @property
     def models(self) -> list[str]:
-        return list(dict.fromkeys(self.selected()["model"]))
+        return first_seen(self.selected()["model"])
 
     def excluded_tasks(self) -> list[str]:
         """Tasks without the chosen ``metric`` (empty when using each task's primary metric)."""
         kept = set(self.selected()["task"])
-        return [t for t in dict.fromkeys(self.data["task"]) if t not in kept]
+        return [t for t in first_seen(self.data["task"]) if t not in kept]
 
     def selected(self) -> pd.DataFrame:
         """The analysed values: one row per (task, model, seed) for the active metric."""
-        if self.metric is None:
-            mask = self.data["metric"] == self.data["task"].map(self.primary_metrics)
-        else:
-            mask = self.data["metric"] == self.metric
-        return self.data[mask].reset_index(drop=True)
+        return select(self.data, self.primary_metrics, self.metric)
 
     def direction(self, task: str) -> str:
         d = self.selected()
@@ -261,26 +210,13 @@ class BenchmarkReport:
         return self._analysis
 
     def _analyse(self, settings: ReportSettings) -> ReportAnalysis:
-        sel = self.selected()
-        pairwise = pairwise_frame(sel, settings.alpha, settings.pairwise_method)
-        return ReportAnalysis(
-            settings=settings,
-            tasks=tuple(self.tasks),
-            models=tuple(self.models),
-            directions=sel.groupby("task", sort=False)["direction"].first().to_dict(),
-            n_values=len(sel),
-            excluded_tasks=tuple(self.excluded_tasks()),
-            summary=summary_frame(
-                sel, settings.alpha, settings.ci, settings.n_resamples, settings.bootstrap_seed
-            ),
-            pairwise=pairwise,
-            critical_difference=critical_difference(rank_analysis(sel, settings.alpha)),
-            power=power_frame(pairwise, settings.alpha),
-            cost=cost_frame(self.data, sel),
-            datasets=dataset_section(self.datasets),
-            skipped=tuple(self.skipped),
-            failed=tuple(self.failed),
-            unreadable=tuple(self.unreadable),
+        runs = {"skipped": self.skipped, "failed": self.failed, "unreadable": self.unreadable}
+        return analyse(
+            self.data,
+            self.primary_metrics,
+            settings,
+            datasets=self.datasets,
+            runs=runs,
             n_duplicates=len(self.duplicates),
             provenance=self.provenance,
         )
@@ -298,7 +234,7 @@ class BenchmarkReport:
 
     def summary(self, ci: str | None = None) -> pd.DataFrame:
         """Per (task, model): n, mean, std, CI half-width h, low, high (NaN when n = 1)."""
-        ci = _choice("ci", ci or self.ci, CI_METHODS)
+        ci = choice("ci", ci or self.ci, CI_METHODS)
         if ci == self.ci:
             return self.analysis().summary.copy()
         return summary_frame(self.selected(), self.alpha, ci, self.n_resamples, self.bootstrap_seed)
@@ -306,7 +242,7 @@ class BenchmarkReport:
     def pairwise(self, method: str | None = None) -> pd.DataFrame:
         """Every model pair within each task on seed-aligned differences d = A − B
         (:func:`within_task.pairwise_frame`); ``method`` defaults to ``pairwise_method``."""
-        method = _choice("pairwise_method", method or self.pairwise_method, PAIRWISE_METHODS)
+        method = choice("pairwise_method", method or self.pairwise_method, PAIRWISE_METHODS)
         if method == self.pairwise_method:
             return self.analysis().pairwise.copy()
         return pairwise_frame(self.selected(), self.alpha, method)
