@@ -23,6 +23,10 @@ from .analysis import DatasetSection
 #: Task types whose datasets the section describes (those ``graphnetz.training.facts``
 #: gives a statistics row: ``DESCRIBED_TASK_TYPES`` there).
 DESCRIBED_TASK_TYPES = ("ml_node_cls",)
+NO_FACTS = (
+    "no dataset facts in its run records (written before records carried them; "
+    "`analyze.py` measures them)"
+)
 
 
 def _seed_order(entry: Mapping[str, Any]) -> float:
@@ -83,7 +87,7 @@ def dataset_section(entries: Iterable[Mapping[str, Any]]) -> DatasetSection:
         described = sorted((e for e in group if _described(e)), key=_seed_order)
         if not described:
             reason = next((e["note"] for e in group if e.get("note")), None)
-            notes.append(f"{label}: {reason or 'no dataset facts in its run records'}")
+            notes.append(f"{label}: {reason or NO_FACTS}")
             continue
         by_seed: dict[Any, Mapping[str, Any]] = {}
         for entry in described:
