@@ -81,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
             report = BenchmarkReport.from_csv(args.from_csv, **settings)
         else:
             report = BenchmarkReport.from_run_dirs(args.dirs, **settings)
-            # records written before they carried dataset facts: measured here, the I/O edge
-            report.datasets = complete_dataset_facts(report.datasets)
         if report.data.empty:
             print(
                 f"error: no usable results found in {args.from_csv or ' '.join(args.dirs)} "
@@ -97,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if args.dirs:  # records written before they carried dataset facts: measured here
+            report.datasets = complete_dataset_facts(report.datasets)
         path = report.write(out)
     # our own warnings (dropped models, duplicates), not libraries' deprecation notices
     ours = (w for w in caught if not issubclass(w.category, (DeprecationWarning, FutureWarning)))
