@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -51,7 +52,7 @@ def summary_lines(analysis: ReportAnalysis) -> list[str]:
     return _table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
 
 
-def _runs(title: str, entries: list[dict], key: str) -> list[str]:
+def _runs(title: str, entries: Sequence[Mapping], key: str) -> list[str]:
     lines = [f"### {title} ({len(entries)})", ""]
     if not entries:
         return lines + ["None.", ""]
