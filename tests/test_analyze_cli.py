@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_report_fixtures import make_csv, write_run_dirs
+from report_fixtures import make_csv, write_run_dirs
 
 from graphnetz.cli.analyze import main
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from report_fixtures import VALUES, make_csv, make_records, write_run_dirs
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
-from test_report_fixtures import VALUES, make_csv, make_records, write_run_dirs
 
 from graphnetz.report import BenchmarkReport, infer_direction
 

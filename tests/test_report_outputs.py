@@ -1,6 +1,6 @@
 """Files written by the report: LaTeX cells, Markdown sections, figures."""
 
-from test_report_fixtures import make_records
+from report_fixtures import make_records
 
 from graphnetz.report import BenchmarkReport
 

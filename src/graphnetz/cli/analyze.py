@@ -11,10 +11,9 @@ import sys
 import warnings
 from pathlib import Path
 
-from graphnetz.atomic import write_text
+from graphnetz.cli.legacy_facts import complete_dataset_facts
 from graphnetz.report import CI_METHODS, PAIRWISE_METHODS, BenchmarkReport
 from graphnetz.report.cells import num
-from graphnetz.report.dataset_section import dataset_section_from_run_dirs
 
 
 def _alpha(text: str) -> float:
@@ -96,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if args.dirs:  # records written before they carried dataset facts: measured here
+            report.datasets = complete_dataset_facts(report.datasets)
         path = report.write(out)
-        if args.dirs:
-            append_dataset_section(path, args.dirs)
     # our own warnings (dropped models, duplicates), not libraries' deprecation notices
     ours = (w for w in caught if not issubclass(w.category, (DeprecationWarning, FutureWarning)))
     for msg in dict.fromkeys(str(w.message) for w in ours):
@@ -110,13 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     print(table.rename(columns={"half_width": "±h"}).to_string(index=False))
     print(f"\nreport: {path}")
     return 0
-
-
-def append_dataset_section(report_md: Path, dirs: list[str]) -> None:
-    """Add the statistics of a multi-label sweep's datasets (SPEC §7) to report.md."""
-    section = dataset_section_from_run_dirs(dirs)
-    if section:
-        write_text(report_md, report_md.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + section)
 
 
 if __name__ == "__main__":

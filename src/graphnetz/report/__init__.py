@@ -1,8 +1,16 @@
-"""The statistical report: ``BenchmarkReport`` and its writers (Markdown, JSON, LaTeX, figures)."""
+"""The statistical report: ``BenchmarkReport``, its analysis and writers (Markdown, JSON,
+LaTeX, figures)."""
 
-from .analysis import CriticalDifference, RankAnalysis
-from .core import CI_METHODS, PAIRWISE_METHODS, SCHEMA_VERSION, BenchmarkReport
+from .analysis import (
+    CriticalDifference,
+    DatasetSection,
+    RankAnalysis,
+    ReportAnalysis,
+    ReportSettings,
+)
+from .core import SCHEMA_VERSION, BenchmarkReport
 from .records import infer_direction
+from .settings import CI_METHODS, PAIRWISE_METHODS
 
 __all__ = [
     "CI_METHODS",
@@ -10,6 +18,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "BenchmarkReport",
     "CriticalDifference",
+    "DatasetSection",
     "RankAnalysis",
+    "ReportAnalysis",
+    "ReportSettings",
     "infer_direction",
 ]

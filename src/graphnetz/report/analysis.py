@@ -1,15 +1,23 @@
-"""Result objects of the across-task analysis (Friedman / Nemenyi)."""
+"""Result objects of the report's analysis: the whole :class:`ReportAnalysis` and its
+across-task parts (:class:`RankAnalysis`, :class:`CriticalDifference`), the datasets
+section (:class:`DatasetSection`) and the settings they were computed under.
+
+Treat them as read-only: the report caches them, so a changed frame would change every
+later output. The public methods of ``BenchmarkReport`` hand out copies of the frames.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import pandas as pd
 
 from graphnetz.stats import FriedmanResult
 
 
-@dataclass
+@dataclass(frozen=True)
 class RankAnalysis:
     """Within-task ranks of the models present on every task, and the Friedman test.
 
@@ -48,7 +56,7 @@ class RankAnalysis:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class CriticalDifference:
     """Nemenyi critical difference, cliques (groups not separated by CD) and pairwise p."""
 
@@ -65,3 +73,78 @@ class CriticalDifference:
     @property
     def mean_ranks(self) -> pd.Series:
         return self.ranks.mean_ranks
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What the analysis depends on besides the data (see ``BenchmarkReport``)."""
+
+    metric: str | None
+    alpha: float
+    ci: str
+    bootstrap_seed: int
+    n_resamples: int
+    pairwise_method: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+
+@dataclass(frozen=True)
+class DatasetSection:
+    """The Datasets section: what the multi-label runs trained on.
+
+    ``rows``: one :func:`graphnetz.analysis.dataset_statistics` row per (dataset name,
+    loader config), its ``dataset`` the label shown. ``chance``: per row, ``dataset``,
+    the run ``seeds`` averaged over, and ``metric``, ``split``, ``rule``, ``value`` of the
+    chance level (mean over those seeds). ``notes``: datasets without facts, seeded
+    loaders, malformed records.
+    """
+
+    rows: tuple[dict[str, Any], ...] = ()
+    chance: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.rows and not self.notes
+
+
+@dataclass(frozen=True)
+class ReportAnalysis:
+    """Every statistic of the report for one :class:`ReportSettings`, computed once.
+
+    ``summary`` (per-cell CIs under ``settings.ci``), ``pairwise`` (Holm-adjusted tests,
+    significance by ``settings.pairwise_method``), ``critical_difference`` (with the
+    Friedman ranks), ``power`` (seed advisor at power 0.8 for the observed |Δμ|),
+    ``cost``, ``datasets``; and what the writers name: analysed ``tasks`` and ``models``
+    in first-seen order, each task's metric ``directions``, ``n_values`` analysed values,
+    ``excluded_tasks`` (without the chosen metric), the runs not analysed, the number of
+    duplicate results dropped, and ``provenance``.
+    """
+
+    settings: ReportSettings
+    tasks: tuple[str, ...]
+    models: tuple[str, ...]
+    directions: Mapping[str, str]
+    n_values: int
+    excluded_tasks: tuple[str, ...]
+    summary: pd.DataFrame
+    pairwise: pd.DataFrame
+    critical_difference: CriticalDifference
+    power: pd.DataFrame
+    cost: pd.DataFrame
+    datasets: DatasetSection
+    skipped: tuple[Mapping[str, Any], ...]
+    failed: tuple[Mapping[str, Any], ...]
+    unreadable: tuple[Mapping[str, Any], ...]
+    n_duplicates: int
+    provenance: Mapping[str, Any]
+
+    @property
+    def ranks(self) -> RankAnalysis:
+        return self.critical_difference.ranks

@@ -1,11 +1,13 @@
 """Figures of the report (matplotlib, Agg): CD diagram, per-task CI charts, dashboard,
-pairwise significance heatmaps, seed advisor. Each is saved as PNG and PDF."""
+pairwise significance heatmaps, seed advisor. Each is saved as PNG and PDF.
+
+Drawn from the :class:`ReportAnalysis` (``write_figures``) or its parts.
+"""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import matplotlib
 import matplotlib.ticker
@@ -18,11 +20,8 @@ import pandas as pd  # noqa: E402
 from graphnetz import stats  # noqa: E402
 from graphnetz.atomic import save_figure  # noqa: E402
 
-from .analysis import CriticalDifference  # noqa: E402
+from .analysis import CriticalDifference, ReportAnalysis  # noqa: E402
 from .cells import mark_best, pval, slug  # noqa: E402
-
-if TYPE_CHECKING:
-    from .core import BenchmarkReport
 
 STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "figure.dpi": 100}
 FORMATS = ("png", "pdf")
@@ -227,31 +226,32 @@ def seed_advisor(pw: pd.DataFrame, alpha: float, power: float = 0.8) -> plt.Figu
     return fig
 
 
-def write_figures(report: BenchmarkReport, directory: str | Path) -> list[Path]:
+def write_figures(analysis: ReportAnalysis, directory: str | Path) -> list[Path]:
     """Draw every figure into ``directory``; returns the written paths."""
     directory = Path(directory)
-    summary = mark_best(report.summary())
+    summary = mark_best(analysis.summary)
     if summary.empty:
         return []
-    ci_label = f"{100 * (1 - report.alpha):g}% {'t' if report.ci == 't' else 'bootstrap'} CI"
+    alpha, ci = analysis.settings.alpha, analysis.settings.ci
+    ci_label = f"{100 * (1 - alpha):g}% {'t' if ci == 't' else 'bootstrap'} CI"
     paths: list[Path] = []
     for task in dict.fromkeys(summary["task"]):
         paths += _save(
             task_chart(summary[summary["task"] == task], ci_label), directory, f"task_{slug(task)}"
         )
     paths += _save(dashboard(summary, ci_label), directory, "dashboard")
-    pw = report.pairwise()
+    pw = analysis.pairwise
     for task in dict.fromkeys(pw["task"]):
         models = list(summary.loc[summary["task"] == task, "model"])
         paths += _save(
-            pairwise_heatmap(pw[pw["task"] == task], models, report.alpha),
+            pairwise_heatmap(pw[pw["task"] == task], models, alpha),
             directory,
             f"pairwise_{slug(task)}",
         )
-    cd = report.critical_difference()
+    cd = analysis.critical_difference
     if cd.applicable:
         paths += _save(cd_diagram(cd), directory, "cd_diagram")
-    fig = seed_advisor(pw, report.alpha)
+    fig = seed_advisor(pw, alpha)
     if fig is not None:
         paths += _save(fig, directory, "seed_advisor")
     return paths

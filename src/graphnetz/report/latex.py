@@ -1,19 +1,19 @@
-"""LaTeX tables (booktabs): summary cells ``$mean_{\\pm h}$``, pairwise tests, mean ranks."""
+"""LaTeX tables (booktabs): summary cells ``$mean_{\\pm h}$``, pairwise tests, mean ranks.
+
+Functions of the :class:`ReportAnalysis`.
+"""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from graphnetz.atomic import write_text
 
+from .analysis import ReportAnalysis
 from .cells import mark_best, num, pval
-
-if TYPE_CHECKING:
-    from .core import BenchmarkReport
 
 _ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -41,13 +41,15 @@ def _cell(r: pd.Series) -> str:
     return rf"\underline{{{cell}}}" if r["overlaps_best"] else cell
 
 
-def summary_table(report: BenchmarkReport) -> str:
-    s = mark_best(report.summary())
+def summary_table(analysis: ReportAnalysis) -> str:
+    s = mark_best(analysis.summary)
+    st = analysis.settings
     tasks = list(dict.fromkeys(s["task"]))
     models = list(dict.fromkeys(s["model"]))
-    arrows = {t: r"$\uparrow$" if report.direction(t) == "max" else r"$\downarrow$" for t in tasks}
-    level = f"{100 * (1 - report.alpha):g}"
-    kind = "Student-t" if report.ci == "t" else f"percentile bootstrap (B = {report.n_resamples})"
+    up, down = r"$\uparrow$", r"$\downarrow$"
+    arrows = {t: up if analysis.directions[t] == "max" else down for t in tasks}
+    level = f"{100 * (1 - st.alpha):g}"
+    kind = "Student-t" if st.ci == "t" else f"percentile bootstrap (B = {st.n_resamples})"
     lines = [
         r"% requires \usepackage{booktabs}",
         r"\begin{table}[t]",
@@ -72,9 +74,10 @@ def summary_table(report: BenchmarkReport) -> str:
     return "\n".join(lines)
 
 
-def pairwise_table(report: BenchmarkReport) -> str:
-    pw = report.pairwise()
-    method = "paired t" if report.pairwise_method == "t" else "Wilcoxon signed-rank"
+def pairwise_table(analysis: ReportAnalysis) -> str:
+    pw = analysis.pairwise
+    st = analysis.settings
+    method = "paired t" if st.pairwise_method == "t" else "Wilcoxon signed-rank"
     lines = [
         r"% requires \usepackage{booktabs}",
         r"\begin{table}[t]",
@@ -82,7 +85,7 @@ def pairwise_table(report: BenchmarkReport) -> str:
         r"\caption{Pairwise comparisons within each task on seed-aligned differences "
         r"$\Delta\mu = \bar{x}_A - \bar{x}_B$. Both p-values are Holm-adjusted across the "
         r"pairs of the task. $^{*}$: significant at $\alpha = "
-        + f"{report.alpha:g}"
+        + f"{st.alpha:g}"
         + r"$ by the "
         + method
         + r" test (the active method). Agree: both tests reach the same decision.}",
@@ -91,7 +94,7 @@ def pairwise_table(report: BenchmarkReport) -> str:
         r"\toprule",
         r"Task & A & B & $n$ & $\Delta\mu$ & $p_t$ (Holm) & $p_W$ (Holm) & Agree \\",
     ]
-    active = "t_p_holm" if report.pairwise_method == "t" else "w_p_holm"
+    active = "t_p_holm" if st.pairwise_method == "t" else "w_p_holm"
     for task in dict.fromkeys(pw["task"]):
         lines.append(r"\midrule")
         for r in pw[pw["task"] == task].to_dict("records"):
@@ -108,8 +111,8 @@ def pairwise_table(report: BenchmarkReport) -> str:
     return "\n".join(lines)
 
 
-def ranks_table(report: BenchmarkReport) -> str | None:
-    cd = report.critical_difference()
+def ranks_table(analysis: ReportAnalysis) -> str | None:
+    cd = analysis.critical_difference
     if not cd.applicable:
         return None
     f = cd.ranks.friedman
@@ -120,7 +123,7 @@ def ranks_table(report: BenchmarkReport) -> str | None:
         rf"\caption{{Mean ranks over $N = {f.n_tasks}$ tasks (1 = best). Friedman "
         rf"$\chi^2_F = {f.statistic:.2f}$, $p = {pval(f.pvalue)}$; Iman--Davenport "
         rf"$F = {f.iman_davenport:.2f}$, $p = {pval(f.iman_davenport_pvalue)}$; Nemenyi "
-        rf"$CD_{{{report.alpha:g}}} = {cd.cd:.2f}$.}}",
+        rf"$CD_{{{analysis.settings.alpha:g}}} = {cd.cd:.2f}$.}}",
         r"\label{tab:ranks}",
         r"\begin{tabular}{lr}",
         r"\toprule",
@@ -132,14 +135,14 @@ def ranks_table(report: BenchmarkReport) -> str | None:
     return "\n".join(lines)
 
 
-def write_tables(report: BenchmarkReport, directory: str | Path) -> list[Path]:
+def write_tables(analysis: ReportAnalysis, directory: str | Path) -> list[Path]:
     """Write summary.tex, pairwise.tex and (when applicable) ranks.tex."""
     directory = Path(directory)
     paths = [
-        write_text(directory / "summary.tex", summary_table(report)),
-        write_text(directory / "pairwise.tex", pairwise_table(report)),
+        write_text(directory / "summary.tex", summary_table(analysis)),
+        write_text(directory / "pairwise.tex", pairwise_table(analysis)),
     ]
-    ranks = ranks_table(report)
+    ranks = ranks_table(analysis)
     if ranks is not None:
         paths.append(write_text(directory / "ranks.tex", ranks))
     return paths

@@ -1,16 +1,15 @@
-"""Human-readable ``report.md``."""
+"""Human-readable ``report.md``: a function of the :class:`ReportAnalysis`."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from .analysis import ReportAnalysis
 from .cells import mark_best, num, pval, slug
-
-if TYPE_CHECKING:
-    from .core import BenchmarkReport
+from .markdown_datasets import datasets_markdown
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -32,9 +31,9 @@ def _img(figures: str | None, name: str, alt: str) -> list[str]:
     return [f"![{alt}]({figures}/{name}.png)", ""] if figures else []
 
 
-def summary_lines(report: BenchmarkReport) -> list[str]:
-    s = mark_best(report.summary())
-    level = f"{100 * (1 - report.alpha):g}%"
+def summary_lines(analysis: ReportAnalysis) -> list[str]:
+    s = mark_best(analysis.summary)
+    level = f"{100 * (1 - analysis.settings.alpha):g}%"
     rows = []
     for r in s.to_dict("records"):
         mean = f"{num(r['mean'])} ± {num(r['half_width'])}"
@@ -53,7 +52,7 @@ def summary_lines(report: BenchmarkReport) -> list[str]:
     return _table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
 
 
-def _runs(title: str, entries: list[dict], key: str) -> list[str]:
+def _runs(title: str, entries: Sequence[Mapping], key: str) -> list[str]:
     lines = [f"### {title} ({len(entries)})", ""]
     if not entries:
         return lines + ["None.", ""]
@@ -82,9 +81,9 @@ def _wilcoxon_floor(pw: pd.DataFrame, alpha: float) -> list[str]:
     ]
 
 
-def cost_lines(report: BenchmarkReport) -> list[str]:
+def cost_lines(analysis: ReportAnalysis) -> list[str]:
     """What each cell cost to run (wall time per run and per epoch), when records say."""
-    cost = report.cost()
+    cost = analysis.cost
     if cost.empty:
         return []
     total_h = cost["total_s"].sum() / 3600
@@ -112,103 +111,102 @@ def cost_lines(report: BenchmarkReport) -> list[str]:
     return L + _table(["task", "model", "n", "s per run", "epochs run", "s per epoch"], rows)
 
 
-def render(report: BenchmarkReport, figures: str | None = None) -> str:
-    """The whole report as Markdown; ``figures`` is the relative folder of the PNGs, if any."""
+def _header(a: ReportAnalysis) -> list[str]:
+    st = a.settings
     ci_kind = (
         "Student-t"
-        if report.ci == "t"
-        else f"percentile bootstrap (B = {report.n_resamples}, seed {report.bootstrap_seed})"
+        if st.ci == "t"
+        else f"percentile bootstrap (B = {st.n_resamples}, seed {st.bootstrap_seed})"
     )
-    method = "paired t-test" if report.pairwise_method == "t" else "Wilcoxon signed-rank test"
-    metric = report.metric or "each task's primary metric (test split)"
+    metric = st.metric or "each task's primary metric (test split)"
     L = [
         "# GraphNetz statistical report",
         "",
         f"- metric: {metric}",
-        f"- significance level α = {report.alpha:g}; CI: {100 * (1 - report.alpha):g}% {ci_kind}",
-        f"- pairwise significance by the {method} (Holm-adjusted within each task)",
-        f"- tasks: {len(report.tasks)}, models: {len(report.models)}, "
-        f"analysed values: {len(report.selected())}",
-        f"- source: {report.provenance.get('source', 'n/a')} "
-        f"{' '.join(report.provenance.get('paths', []))}".rstrip(),
+        f"- significance level α = {st.alpha:g}; CI: {100 * (1 - st.alpha):g}% {ci_kind}",
+        f"- pairwise significance by the {_method_name(st.pairwise_method)} "
+        "(Holm-adjusted within each task)",
+        f"- tasks: {len(a.tasks)}, models: {len(a.models)}, analysed values: {a.n_values}",
+        f"- source: {a.provenance.get('source', 'n/a')} "
+        f"{' '.join(a.provenance.get('paths', []))}".rstrip(),
         "",
     ]
-    if report.excluded_tasks():
+    if a.excluded_tasks:
         L += [
-            f"Tasks without metric `{report.metric}` (not analysed): "
-            + ", ".join(report.excluded_tasks()),
+            f"Tasks without metric `{st.metric}` (not analysed): " + ", ".join(a.excluded_tasks),
             "",
         ]
+    return L
 
-    L += [
-        "## Summary",
-        "",
-        "Mean over seeds ± CI half-width h; best mean per task in bold. "
-        "n/a: a single seed, so the CI is undefined.",
-        "",
+
+def _method_name(method: str) -> str:
+    return "paired t-test" if method == "t" else "Wilcoxon signed-rank test"
+
+
+def _pair_cells(r: dict) -> list:
+    agree = "n/a" if pd.isna(r["agree"]) else ("yes" if r["agree"] else "no")
+    sig = (
+        f"yes ({r['better']} better)"
+        if r["significant"]
+        else "n/a"
+        if "untestable" in r["note"]
+        else "no"
+    )
+    return [
+        r["model_a"],
+        r["model_b"],
+        r["n_common"],
+        num(r["mean_diff"]),
+        pval(r["t_p_holm"]),
+        pval(r["w_p_holm"]),
+        agree,
+        sig,
+        r["note"],
     ]
-    L += summary_lines(report)
-    L += _img(figures, "dashboard", "all tasks")
 
-    L += [
+
+def pairwise_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+    L = [
         "## Pairwise comparisons within each task",
         "",
         "Δμ = mean over common seeds of (A − B). p-values of both tests are Holm-adjusted "
-        f"across the pairs of the task; *significant* follows the {method}; *agree* says "
+        "across the pairs of the task; *significant* follows the "
+        f"{_method_name(a.settings.pairwise_method)}; *agree* says "
         "whether both tests reach the same decision. Untestable pairs (fewer than 2 common "
         "seeds) are listed, not dropped.",
         "",
     ]
-    pw = report.pairwise()
-    for task in report.tasks:
+    pw = a.pairwise
+    header = ["A", "B", "n", "Δμ (A−B)", "p_t (Holm)", "p_W (Holm)", "agree", "significant"]
+    for task in a.tasks:
         L += [f"### {task}", ""]
-        rows = []
-        for r in pw[pw["task"] == task].to_dict("records"):
-            agree = "n/a" if pd.isna(r["agree"]) else ("yes" if r["agree"] else "no")
-            sig = (
-                f"yes ({r['better']} better)"
-                if r["significant"]
-                else "n/a"
-                if "untestable" in r["note"]
-                else "no"
-            )
-            rows.append(
-                [
-                    r["model_a"],
-                    r["model_b"],
-                    r["n_common"],
-                    num(r["mean_diff"]),
-                    pval(r["t_p_holm"]),
-                    pval(r["w_p_holm"]),
-                    agree,
-                    sig,
-                    r["note"],
-                ]
-            )
-        L += _wilcoxon_floor(pw[pw["task"] == task], report.alpha)
+        rows = [_pair_cells(r) for r in pw[pw["task"] == task].to_dict("records")]
+        L += _wilcoxon_floor(pw[pw["task"] == task], a.settings.alpha)
         if rows:
-            L += _table(
-                [
-                    "A",
-                    "B",
-                    "n",
-                    "Δμ (A−B)",
-                    "p_t (Holm)",
-                    "p_W (Holm)",
-                    "agree",
-                    "significant",
-                    "note",
-                ],
-                rows,
-            )
+            L += _table([*header, "note"], rows)
         else:
             L += ["Only one model: nothing to compare.", ""]
         L += _img(figures, f"task_{slug(task)}", task)
         if rows:
             L += _img(figures, f"pairwise_{slug(task)}", f"{task} pairwise p")
+    return L
 
-    L += ["## Across tasks: Friedman test and Nemenyi critical difference", ""]
-    cd = report.critical_difference()
+
+def _iman_davenport(f) -> str:
+    if math.isfinite(f.iman_davenport):
+        return (
+            f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
+            f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}"
+        )
+    return (
+        "- Iman–Davenport F = ∞: every task ranks the models identically (χ²_F at its "
+        "maximum N(k−1)), so F's denominator is 0 and its p-value is 0"
+    )
+
+
+def across_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+    L = ["## Across tasks: Friedman test and Nemenyi critical difference", ""]
+    cd = a.critical_difference
     ranks = cd.ranks
     if ranks.dropped_models:
         L += [
@@ -217,38 +215,31 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
             "",
         ]
     if not ranks.applicable:
-        L += [ranks.conclusion, ""]
-    else:
-        f = ranks.friedman
-        L += _table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
-        L += [
-            f"- Friedman χ²_F = {f.statistic:.3f} (dof {f.dof}), p = {pval(f.pvalue)}",
-            (
-                f"- Iman–Davenport F = {f.iman_davenport:.3f} (dof {f.iman_davenport_dof[0]}, "
-                f"{f.iman_davenport_dof[1]}), p = {pval(f.iman_davenport_pvalue)}"
-            )
-            if math.isfinite(f.iman_davenport)
-            else "- Iman–Davenport F = ∞: every task ranks the models identically (χ²_F at its "
-            "maximum N(k−1)), so F's denominator is 0 and its p-value is 0",
-            f"- Nemenyi CD (α = {report.alpha:g}, q_α = {cd.q_alpha:.3f}, N = {f.n_tasks}, "
-            f"k = {f.k}) = {cd.cd:.3f}",
-            "- groups not separated by CD: "
-            + ("; ".join("{" + ", ".join(c) + "}" for c in cd.cliques) or "none"),
-            "",
-            f"**{ranks.conclusion}**",
-            "",
-        ]
-        L += _img(figures, "cd_diagram", "critical difference diagram")
-        L += [
-            "How to read the CD diagram: models sit on the axis at their mean rank "
-            "(1 = best, on the left). Models joined by a red bar differ by less than the "
-            "critical difference CD and are not significantly different by Nemenyi.",
-            "",
-        ]
-
-    L += cost_lines(report)
-
+        return L + [ranks.conclusion, ""]
+    f = ranks.friedman
+    L += _table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
     L += [
+        f"- Friedman χ²_F = {f.statistic:.3f} (dof {f.dof}), p = {pval(f.pvalue)}",
+        _iman_davenport(f),
+        f"- Nemenyi CD (α = {a.settings.alpha:g}, q_α = {cd.q_alpha:.3f}, N = {f.n_tasks}, "
+        f"k = {f.k}) = {cd.cd:.3f}",
+        "- groups not separated by CD: "
+        + ("; ".join("{" + ", ".join(c) + "}" for c in cd.cliques) or "none"),
+        "",
+        f"**{ranks.conclusion}**",
+        "",
+    ]
+    L += _img(figures, "cd_diagram", "critical difference diagram")
+    return L + [
+        "How to read the CD diagram: models sit on the axis at their mean rank "
+        "(1 = best, on the left). Models joined by a red bar differ by less than the "
+        "critical difference CD and are not significantly different by Nemenyi.",
+        "",
+    ]
+
+
+def advisor_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+    L = [
         "## Seed advisor",
         "",
         "From the pilot standard deviation σ_d of per-seed differences: *mdd* is the smallest "
@@ -257,7 +248,6 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
         "0.8 (optimistic: the observed difference is itself uncertain).",
         "",
     ]
-    pwr = report.power()
     rows = [
         [
             r["task"],
@@ -269,23 +259,51 @@ def render(report: BenchmarkReport, figures: str | None = None) -> str:
             num(r["delta"]),
             _seed_count(r["seeds_needed"]),
         ]
-        for r in pwr.to_dict("records")
+        for r in a.power.to_dict("records")
     ]
     if rows:
         L += _table(["task", "A", "B", "n", "σ_d", "mdd", "Δ targeted", "seeds needed"], rows)
-    L += _img(figures, "seed_advisor", "seed advisor")
+    return L + _img(figures, "seed_advisor", "seed advisor")
 
-    L += ["## Runs not analysed", ""]
-    L += _runs("Skipped", report.skipped, "reason")
-    L += _runs("Failed", report.failed, "error")
-    L += _runs("Unreadable", report.unreadable, "reason")
-    if report.duplicates:
-        L += [f"Duplicate results ignored (first kept): {len(report.duplicates)}", ""]
-    versions = report.provenance.get("versions") or {}
+
+def runs_lines(a: ReportAnalysis) -> list[str]:
+    L = ["## Runs not analysed", ""]
+    L += _runs("Skipped", a.skipped, "reason")
+    L += _runs("Failed", a.failed, "error")
+    L += _runs("Unreadable", a.unreadable, "reason")
+    if a.n_duplicates:
+        L += [f"Duplicate results ignored (first kept): {a.n_duplicates}", ""]
+    versions = a.provenance.get("versions") or {}
     if versions:
         L += ["## Provenance", ""]
         L += [
             f"- {lib}: {', '.join(v) if isinstance(v, list) else v}" for lib, v in versions.items()
         ]
         L += [""]
-    return "\n".join(L)
+    return L
+
+
+def render(analysis: ReportAnalysis, figures: str | None = None) -> str:
+    """The whole report as Markdown; ``figures`` is the relative folder of the PNGs, if any.
+
+    The Datasets section, when the analysis has one, comes last.
+    """
+    L = _header(analysis)
+    L += [
+        "## Summary",
+        "",
+        "Mean over seeds ± CI half-width h; best mean per task in bold. "
+        "n/a: a single seed, so the CI is undefined.",
+        "",
+    ]
+    L += summary_lines(analysis)
+    L += _img(figures, "dashboard", "all tasks")
+    L += pairwise_lines(analysis, figures)
+    L += across_lines(analysis, figures)
+    L += cost_lines(analysis)
+    L += advisor_lines(analysis, figures)
+    L += runs_lines(analysis)
+    text = "\n".join(L)
+    if analysis.datasets.empty:
+        return text
+    return text.rstrip("\n") + "\n\n" + datasets_markdown(analysis.datasets)

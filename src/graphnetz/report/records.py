@@ -59,6 +59,8 @@ class Collected:
     failed: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[dict[str, Any]] = field(default_factory=list)
     versions: dict[str, set[str]] = field(default_factory=dict)
+    #: One :func:`dataset_entry` per ok run record (input of the Datasets section).
+    datasets: list[dict[str, Any]] = field(default_factory=list)
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
@@ -66,6 +68,26 @@ class Collected:
 
 def _where(path: str | None) -> dict[str, Any]:
     return {"path": path} if path else {}
+
+
+def dataset_entry(rec: Mapping[str, Any], path: str | None = None) -> dict[str, Any]:
+    """What the Datasets section needs of one run record: ``dataset``, ``task_type``,
+    ``seed``, the ``loader`` config, the record's ``dataset_facts`` as ``facts`` and
+    ``path``. A record without facts (schema 1) also keeps its ``config``, from which the
+    command line computes them (``graphnetz.cli.legacy_facts``)."""
+    config = rec.get("config")
+    dataset = config.get("dataset") if isinstance(config, Mapping) else None
+    entry = {
+        "dataset": rec.get("dataset"),
+        "task_type": rec.get("task_type"),
+        "seed": rec.get("seed"),
+        "loader": dataset.get("loader") if isinstance(dataset, Mapping) else None,
+        "facts": rec.get("dataset_facts"),
+        "path": path,
+    }
+    if entry["facts"] is None:
+        entry["config"] = config
+    return entry
 
 
 def add_record(acc: Collected, rec: Any, path: str | None = None) -> None:
@@ -169,6 +191,7 @@ def add_record(acc: Collected, rec: Any, path: str | None = None) -> None:
             )
     for lib, ver in (rec.get("versions") or {}).items():
         acc.versions.setdefault(str(lib), set()).add(str(ver))
+    acc.datasets.append({**dataset_entry(rec, path), "seed": seed})
 
 
 def _number(raw: Any) -> float | None:

@@ -1,16 +1,15 @@
-"""JSON encoding of the report: NaN becomes null; computed analysis as plain data."""
+"""JSON encoding of the report: NaN becomes null; the :class:`ReportAnalysis` as plain data."""
 
 from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:
-    from .core import BenchmarkReport
+from .analysis import DatasetSection, ReportAnalysis
 
 
 def _clean(obj: Any) -> Any:
@@ -39,8 +38,18 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return df.astype(object).where(df.notna(), None).to_dict("records")
 
 
-def analysis_dict(report: BenchmarkReport) -> dict[str, Any]:
-    cd = report.critical_difference()
+def datasets_dict(section: DatasetSection) -> dict[str, Any]:
+    return {
+        "rows": list(section.rows),
+        "chance": list(section.chance),
+        "notes": list(section.notes),
+    }
+
+
+def analysis_dict(analysis: ReportAnalysis) -> dict[str, Any]:
+    """Summary, pairwise tests, across-task ranks and tests, seed advisor, excluded tasks
+    and the Datasets section."""
+    cd = analysis.critical_difference
     ranks = cd.ranks
     across: dict[str, Any] = {
         "applicable": ranks.applicable,
@@ -74,9 +83,10 @@ def analysis_dict(report: BenchmarkReport) -> dict[str, Any]:
             },
         )
     return {
-        "summary": _records(report.summary()),
-        "pairwise": _records(report.pairwise()),
+        "summary": _records(analysis.summary),
+        "pairwise": _records(analysis.pairwise),
         "across_tasks": across,
-        "seed_advisor": _records(report.power()),
-        "excluded_tasks": report.excluded_tasks(),
+        "seed_advisor": _records(analysis.power),
+        "excluded_tasks": list(analysis.excluded_tasks),
+        "datasets": datasets_dict(analysis.datasets),
     }

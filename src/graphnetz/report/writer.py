@@ -1,36 +1,48 @@
-"""``BenchmarkReport.write``: every output file of the report into one folder."""
+"""Every output file of the report into one folder, from the analysis and the raw results."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
+
+import pandas as pd
 
 from graphnetz.atomic import write_text
 
-if TYPE_CHECKING:
-    from .core import BenchmarkReport
+from .analysis import ReportAnalysis
+from .figures import write_figures
+from .latex import write_tables
+from .markdown import render
+from .serialize import dumps
 
 
-def write_report(report: BenchmarkReport, directory: str | Path) -> Path:
-    """report.md, report.json, results.csv, summary.csv, tables/*.tex, figures/*.{png,pdf}.
+def write_report(
+    directory: str | Path,
+    analysis: ReportAnalysis,
+    document: Mapping[str, Any],
+    results: str,
+) -> Path:
+    """figures/*.{png,pdf}, tables/*.tex, results.csv (``results``, see :func:`results_csv`),
+    summary.csv, report.json (``document``: the raw results with the analysis) and
+    report.md, in that order.
 
     Returns the path of ``report.md``. Every file is written atomically.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    report.plot(directory / "figures")
-    report.to_latex(directory / "tables")
-    write_text(directory / "results.csv", results_csv(report))
-    write_text(directory / "summary.csv", report.summary().to_csv(index=False))
-    report.to_json(directory / "report.json", include_analysis=True)
-    return write_text(directory / "report.md", report.to_markdown(figures="figures"))
+    write_figures(analysis, directory / "figures")
+    write_tables(analysis, directory / "tables")
+    write_text(directory / "results.csv", results)
+    write_text(directory / "summary.csv", analysis.summary.to_csv(index=False))
+    write_text(directory / "report.json", dumps(dict(document)))
+    return write_text(directory / "report.md", render(analysis, figures="figures"))
 
 
-def results_csv(report: BenchmarkReport) -> str:
+def results_csv(data: pd.DataFrame, primary_metrics: Mapping[str, str]) -> str:
     """The long table with each task's primary metric listed first, so that reading it back
     (``from_csv`` takes a task's first metric as primary) analyses the same metric."""
-    data = report.data
-    primary = data["metric"] == data["task"].map(report.primary_metrics)
+    primary = data["metric"] == data["task"].map(primary_metrics)
     task_order = data["task"].map({t: i for i, t in enumerate(dict.fromkeys(data["task"]))})
     order = data.assign(_task=task_order, _other=~primary).sort_values(
         ["_task", "_other"], kind="stable"

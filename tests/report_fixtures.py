@@ -1,4 +1,5 @@
-"""Hand-written run records and their CSV equivalent, shared by the report tests."""
+"""Hand-written run records and their CSV equivalent, imported by the report tests
+(a helper module, not a test module: pytest collects nothing here)."""
 
 import json
 from pathlib import Path
