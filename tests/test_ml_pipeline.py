@@ -16,10 +16,13 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from graphnetz.cli.legacy_facts import legacy_dataset_section as dataset_section
+from graphnetz.cli.legacy_facts import (
+    legacy_dataset_section_from_run_dirs as dataset_section_from_run_dirs,
+)
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.data.loading import load_dataset
 from graphnetz.data.multilabel import load_humloc, load_pcg
-from graphnetz.report.dataset_section import dataset_section, dataset_section_from_run_dirs
 from graphnetz.tasks.multilabel_metrics import prior_macro_ap
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.run import run_experiment

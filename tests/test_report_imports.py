@@ -16,9 +16,6 @@ REPORT_DIR = Path(graphnetz.report.__file__).parent
 PACKAGE = "graphnetz.report"
 WRITERS = ("markdown", "markdown_datasets", "latex", "figures", "serialize", "writer")
 FORBIDDEN = ("graphnetz.data", "graphnetz.tasks", "graphnetz.training", "graphnetz.cli")
-# Kept for callers of the old raw-record entry points: it delegates to the command
-# line's legacy path (which loads data) inside its functions, and nothing imports it.
-LEGACY_ENTRY = "dataset_section"
 
 
 def imported_modules(module: str) -> set[str]:
@@ -86,15 +83,8 @@ def test_report_modules_import_each_other_without_a_cycle():
 
 def test_report_modules_import_no_data_task_training_or_cli_code():
     for module in report_modules():
-        if module == LEGACY_ENTRY:
-            continue
         bad = [n for n in imported_modules(module) if any(_is_under(n, f) for f in FORBIDDEN)]
         assert not bad, f"graphnetz.report.{module} imports {bad}"
-
-
-def test_nothing_in_the_report_imports_the_legacy_entry_point():
-    users = [m for m, targets in internal_edges().items() if LEGACY_ENTRY in targets]
-    assert users == []
 
 
 def test_importing_the_report_loads_no_data_task_or_training_module():

@@ -1,4 +1,4 @@
-"""Textbook values and degenerate cases the report must reproduce (SPEC §6)."""
+"""Textbook values and degenerate cases the report must reproduce (intervals, paired tests, ranks)."""
 
 import math
 import warnings

@@ -66,7 +66,7 @@ class RunRecord:
     metrics: dict[str, dict[str, float]] = field(default_factory=dict)
     selection: str | None = None
     selected_epoch: int | None = None
-    epochs_run: int = 0
+    epochs_run: int | None = None
     history: list[dict[str, float]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     dataset_facts: dict[str, Any] | None = None

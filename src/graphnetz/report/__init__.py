@@ -8,14 +8,14 @@ from .analysis import (
     ReportAnalysis,
     ReportSettings,
 )
-from .core import SCHEMA_VERSION, BenchmarkReport
+from .core import REPORT_SCHEMA_VERSION, BenchmarkReport
 from .records import infer_direction
 from .settings import CI_METHODS, PAIRWISE_METHODS
 
 __all__ = [
     "CI_METHODS",
     "PAIRWISE_METHODS",
-    "SCHEMA_VERSION",
+    "REPORT_SCHEMA_VERSION",
     "BenchmarkReport",
     "CriticalDifference",
     "DatasetSection",

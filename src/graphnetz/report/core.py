@@ -39,7 +39,7 @@ from .settings import (
 from .within_task import pairwise_frame, power_frame, summary_frame
 from .writer import results_csv, write_report
 
-SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 1  # of report.json (run records have their own)
 
 
 class BenchmarkReport:
@@ -162,9 +162,9 @@ class BenchmarkReport:
         """Reload a report written by :meth:`to_json` (raw values, provenance, settings)."""
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
         version = doc.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if version != REPORT_SCHEMA_VERSION:
             raise ValueError(
-                f"{path}: unsupported schema_version {version!r} (supported: {SCHEMA_VERSION})"
+                f"{path}: unsupported schema_version {version!r} (supported: {REPORT_SCHEMA_VERSION})"
             )
         data = pd.DataFrame(doc["results"], columns=rec_io.COLUMNS)
         runs = doc.get("runs", {})
@@ -274,7 +274,7 @@ class BenchmarkReport:
         entries (+ the computed analysis if asked): the content of ``report.json``."""
         described = [e for e in self.datasets if e.get("task_type") in DESCRIBED_TASK_TYPES]
         doc: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": REPORT_SCHEMA_VERSION,
             "kind": "graphnetz.benchmark_report",
             "settings": self.settings(),
             "primary_metrics": self.primary_metrics,

@@ -17,23 +17,16 @@ from typing import Any
 
 import pandas as pd
 
+from graphnetz.run_record import (
+    DIRECTIONS,
+    RECORD_NAME,
+    RecordError,
+    RunRecord,
+    infer_direction,
+    whole_number,
+)
+
 COLUMNS = ["task", "model", "seed", "metric", "value", "direction"]
-DIRECTIONS = ("max", "min")
-STATUSES = ("ok", "skipped", "failed")
-RECORD_SCHEMA_VERSIONS = (1, 2)
-RESULT_FILE = "result.json"
-#: Name tokens that mark a lower-is-better metric when no direction is given.
-LOWER_IS_BETTER_TOKENS = ("mae", "mse", "rmse", "loss", "error")
-
-
-def infer_direction(metric: str) -> str:
-    """``"min"`` if the metric name contains a token mae/mse/rmse/loss/error, else ``"max"``.
-
-    Tokens are split on non-alphanumerics, so ``val:loss`` and ``test_mae`` are "min",
-    ``accuracy`` and ``ap`` are "max".
-    """
-    tokens = re.split(r"[^a-z0-9]+", metric.lower())
-    return "min" if any(t in LOWER_IS_BETTER_TOKENS for t in tokens) else "max"
 
 
 def metric_key(metric: str) -> str:
@@ -70,19 +63,21 @@ def _where(path: str | None) -> dict[str, Any]:
     return {"path": path} if path else {}
 
 
-def dataset_entry(rec: Mapping[str, Any], path: str | None = None) -> dict[str, Any]:
-    """What the Datasets section needs of one run record: ``dataset``, ``task_type``,
-    ``seed``, the ``loader`` config, the record's ``dataset_facts`` as ``facts`` and
-    ``path``. A record without facts (schema 1) also keeps its ``config``, from which the
-    command line computes them (``graphnetz.cli.legacy_facts``)."""
-    config = rec.get("config")
+def dataset_entry(rec: RunRecord | Mapping[str, Any], path: str | None = None) -> dict[str, Any]:
+    """What the Datasets section needs of one run record (a :class:`RunRecord` or its raw
+    JSON object): ``dataset``, ``task_type``, ``seed``, the ``loader`` config, the record's
+    ``dataset_facts`` as ``facts`` and ``path``. A record without facts (schema 1) also
+    keeps its ``config``, from which the command line computes them
+    (``graphnetz.cli.legacy_facts``)."""
+    fields = rec.to_dict() if isinstance(rec, RunRecord) else rec
+    config = fields.get("config")
     dataset = config.get("dataset") if isinstance(config, Mapping) else None
     entry = {
-        "dataset": rec.get("dataset"),
-        "task_type": rec.get("task_type"),
-        "seed": rec.get("seed"),
+        "dataset": fields.get("dataset"),
+        "task_type": fields.get("task_type"),
+        "seed": fields.get("seed"),
         "loader": dataset.get("loader") if isinstance(dataset, Mapping) else None,
-        "facts": rec.get("dataset_facts"),
+        "facts": fields.get("dataset_facts"),
         "path": path,
     }
     if entry["facts"] is None:
@@ -90,108 +85,48 @@ def dataset_entry(rec: Mapping[str, Any], path: str | None = None) -> dict[str, 
     return entry
 
 
-def add_record(acc: Collected, rec: Any, path: str | None = None) -> None:
-    """Parse one run record into ``acc``; problems are listed, never raised."""
-    if not isinstance(rec, Mapping):
-        acc.unreadable.append({"path": path, "reason": "run record is not a JSON object"})
-        return
-    version = rec.get("schema_version", 1)
-    if version not in RECORD_SCHEMA_VERSIONS:
-        acc.unreadable.append(
-            {
-                "path": path,
-                "reason": f"unsupported schema_version {version!r} "
-                f"(supported: {list(RECORD_SCHEMA_VERSIONS)})",
-            }
-        )
-        return
-    status = rec.get("status", "ok")
-    ident = {k: rec.get(k) for k in ("task", "model", "seed")}
-    if status == "skipped":
-        acc.skipped.append(
-            {**ident, "reason": rec.get("reason") or "no reason given", **_where(path)}
-        )
-        return
-    if status == "failed":
-        acc.failed.append({**ident, "error": rec.get("error") or "no error given", **_where(path)})
-        return
-    if status != "ok":
-        acc.unreadable.append(
-            {"path": path, "reason": f"unknown status {status!r} (valid: {list(STATUSES)})"}
-        )
-        return
-    missing = [
-        k for k in ("task", "model", "seed", "metrics", "primary_metric") if rec.get(k) is None
-    ]
-    if missing:
-        acc.unreadable.append({"path": path, "reason": f"missing field(s): {', '.join(missing)}"})
-        return
-    primary = str(rec["primary_metric"])
-    metrics = rec["metrics"]
-    test = metrics.get("test") if isinstance(metrics, Mapping) else None
-    if not isinstance(test, Mapping) or primary not in test:
-        acc.unreadable.append(
-            {"path": path, "reason": f"missing metrics.test.{primary} (the primary metric)"}
-        )
-        return
+def add_record(acc: Collected, raw: Any, path: str | None = None) -> None:
+    """Parse one run record (a :class:`RunRecord` or its JSON object) into ``acc``;
+    problems are listed, never raised."""
     try:
-        seed = int(rec["seed"])
-    except (TypeError, ValueError):
-        acc.unreadable.append({"path": path, "reason": f"seed is not an integer: {rec['seed']!r}"})
+        rec = raw if isinstance(raw, RunRecord) else RunRecord.from_dict(raw)
+    except RecordError as err:
+        acc.unreadable.append({"path": path, "reason": str(err)})
         return
-    direction = rec.get("direction") or infer_direction(primary)
-    if direction not in DIRECTIONS:
-        acc.unreadable.append(
-            {"path": path, "reason": f"direction {direction!r} is not one of {list(DIRECTIONS)}"}
-        )
+    ident = {"task": rec.task, "model": rec.model, "seed": rec.seed}
+    if rec.status == "skipped":
+        acc.skipped.append({**ident, "reason": rec.reason or "no reason given", **_where(path)})
         return
-    task, model = str(rec["task"]), str(rec["model"])
-    value = _number(test[primary])
+    if rec.status == "failed":
+        acc.failed.append({**ident, "error": rec.error or "no error given", **_where(path)})
+        return
+    primary, value = rec.primary_metric, _number(rec.metrics["test"][rec.primary_metric])
     if value is None or not math.isfinite(value):
+        shown = rec.metrics["test"][primary]
         acc.failed.append(
-            {
-                **ident,
-                "error": f"test {primary} is not a finite number: {test[primary]!r}",
-                **_where(path),
-            }
+            {**ident, "error": f"test {primary} is not a finite number: {shown!r}", **_where(path)}
         )
         return
-    acc.primary_metrics.setdefault(task, primary)
-    for split, values in metrics.items():
+    acc.primary_metrics.setdefault(rec.task, primary)
+    row = {"task": rec.task, "model": rec.model, "seed": rec.seed}
+    for split, values in rec.metrics.items():
         if not isinstance(values, Mapping):
             continue
-        for name, raw in values.items():
-            v = _number(raw)
+        for name, raw_value in values.items():
+            v = _number(raw_value)
             if v is None or not math.isfinite(v):
                 continue
-            key = metric_key(f"{split}:{name}")
-            d = direction if name == primary else infer_direction(name)
+            d = rec.direction if name == primary else infer_direction(name)
             acc.rows.append(
-                {
-                    "task": task,
-                    "model": model,
-                    "seed": seed,
-                    "metric": key,
-                    "value": v,
-                    "direction": d,
-                }
+                {**row, "metric": metric_key(f"{split}:{name}"), "value": v, "direction": d}
             )
     for name in COST_FIELDS:  # what the run cost, kept beside the metrics as cost:<field>
-        v = _number(rec.get(name))
+        v = _number(getattr(rec, name))
         if v is not None and math.isfinite(v):
-            acc.rows.append(
-                {
-                    "task": task,
-                    "model": model,
-                    "seed": seed,
-                    "metric": f"cost:{name}",
-                    "value": v,
-                    "direction": "min",
-                }
-            )
-    for lib, ver in (rec.get("versions") or {}).items():
+            acc.rows.append({**row, "metric": f"cost:{name}", "value": v, "direction": "min"})
+    for lib, ver in rec.versions.items():
         acc.versions.setdefault(str(lib), set()).add(str(ver))
-    acc.datasets.append({**dataset_entry(rec, path), "seed": seed})
+    acc.datasets.append(dataset_entry(rec, path))
 
 
 def _number(raw: Any) -> float | None:
@@ -203,7 +138,10 @@ def _number(raw: Any) -> float | None:
 def collect_records(records: Iterable[Any]) -> Collected:
     acc = Collected()
     for rec in records:
-        add_record(acc, rec, rec.get("run_dir") if isinstance(rec, Mapping) else None)
+        where = rec.run_dir if isinstance(rec, RunRecord) else None
+        if isinstance(rec, Mapping):
+            where = rec.get("run_dir")
+        add_record(acc, rec, where)
     return acc
 
 
@@ -217,7 +155,7 @@ def find_result_files(paths: Iterable[str | Path]) -> list[Path]:
     for p in map(Path, paths):
         if not p.exists():
             raise FileNotFoundError(f"no such file or directory: {p}")
-        found.extend([p] if p.is_file() else sorted(p.rglob(RESULT_FILE), key=natural_key))
+        found.extend([p] if p.is_file() else sorted(p.rglob(RECORD_NAME), key=natural_key))
     return found
 
 
@@ -265,7 +203,10 @@ def collect_csv(path: str | Path) -> Collected:
         if direction not in DIRECTIONS:
             raise ValueError(f"{path}: direction {direction!r} is not one of {list(DIRECTIONS)}")
         value = float(row.value)
-        task, model, seed = str(row.task), str(row.model), int(row.seed)
+        seed = whole_number(row.seed)
+        if seed is None:
+            raise ValueError(f"{path}: seed {row.seed!r} is not an integer")
+        task, model = str(row.task), str(row.model)
         if not math.isfinite(value):
             acc.failed.append(
                 {
