@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.training.resolve import TASK_META_KEYS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MIRROR = REPO_ROOT.parent / "shared" / "data"
@@ -62,3 +66,28 @@ def make_cfg(data_dir, tmp_path):
             return compose("config", overrides=base + list(overrides))
 
     return _make
+
+
+@pytest.fixture
+def make_task(make_cfg):
+    """A task module built from the real ``conf/task/<type>.yaml`` (its defaults as numbers),
+    around ``model``; ``overrides`` are further ``task.*`` values."""
+
+    def _make(task_type: str, model, **overrides):
+        cfg = make_cfg(
+            f"task={task_type}", *(f"task.{k}={_hydra(v)}" for k, v in overrides.items())
+        )
+        node = OmegaConf.to_container(cfg.task, resolve=True)
+        node = {k: v for k, v in node.items() if k not in TASK_META_KEYS}
+        try:
+            return instantiate(node, model=model, _convert_="all")
+        except InstantiationException as err:  # the constructor's own error, as a test expects
+            raise (err.__cause__ or err) from None
+
+    return _make
+
+
+def _hydra(value) -> str:
+    return (
+        "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    )

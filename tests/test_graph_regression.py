@@ -14,8 +14,8 @@ from graphnetz.tasks.graph_tasks import GraphRegressionTask
 
 
 @pytest.fixture
-def task() -> GraphRegressionTask:
-    return GraphRegressionTask(nn.Linear(1, 1))
+def task(make_task) -> GraphRegressionTask:
+    return make_task("graph_reg", nn.Linear(1, 1))
 
 
 def test_loss_is_the_mean_absolute_error(task):

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
-from graphnetz.tasks.link_tasks import RANK_MARK, LinkPredictionTask, relational_split
+from graphnetz.tasks.link_tasks import RANK_MARK, relational_split
 
 Z = torch.tensor([[1.0], [2.0], [3.0], [2.0]])
 R = torch.tensor([[1.0], [-1.0]])
@@ -75,9 +75,9 @@ def ranked_triples(graph, split: str, count: int) -> list[tuple[int, int, int]]:
     return list(zip(heads, types, tails, strict=True))
 
 
-def test_filtered_ranks_match_the_hand_computed_ones():
+def test_filtered_ranks_match_the_hand_computed_ones(make_task):
     graph, _ = relational_split(knowledge_graph(), seed=0)
-    task = LinkPredictionTask(FixedDistMult(), rank_sample=None)
+    task = make_task("link_pred", FixedDistMult(), rank_sample=None)
     ranks = task.filtered_ranks(Z, graph, "test").tolist()
     order = ranked_triples(graph, "test", len(TEST))
     # all tail-side ranks first, then the head-side ranks, in the same triple order
@@ -85,33 +85,33 @@ def test_filtered_ranks_match_the_hand_computed_ones():
     assert ranks == expected
 
 
-def test_rank_sample_ranks_only_the_first_triples_of_the_seeded_order():
+def test_rank_sample_ranks_only_the_first_triples_of_the_seeded_order(make_task):
     graph, _ = relational_split(knowledge_graph(), seed=3)
-    task = LinkPredictionTask(FixedDistMult(), rank_sample=1)
+    task = make_task("link_pred", FixedDistMult(), rank_sample=1)
     [first] = ranked_triples(graph, "test", 1)
     assert task.filtered_ranks(Z, graph, "test").tolist() == list(HAND_RANKS[first])
 
 
-def test_validation_triple_is_ranked_with_train_and_test_triples_filtered():
+def test_validation_triple_is_ranked_with_train_and_test_triples_filtered(make_task):
     # (0, r0, 2), tail side: scores [1, 2, 3, 2], answer 2 scores 3; known tails of (0, r0)
     # are 1, 2 and 3, so only entity 0 competes: rank 1. Head side: scores z_h * z_2 =
     # [3, 6, 9, 6], answer 0 scores 3; only 0 is a known head of (r0, 2): entities 1, 2, 3
     # score higher: rank 4.
     graph, _ = relational_split(knowledge_graph(), seed=0)
-    task = LinkPredictionTask(FixedDistMult(), rank_sample=None)
+    task = make_task("link_pred", FixedDistMult(), rank_sample=None)
     assert task.filtered_ranks(Z, graph, "val").tolist() == [1.0, 4.0]
 
 
-def test_chunked_ranking_gives_the_same_ranks():
+def test_chunked_ranking_gives_the_same_ranks(make_task):
     graph, _ = relational_split(knowledge_graph(), seed=0)
-    task = LinkPredictionTask(FixedDistMult(), rank_sample=None)
+    task = make_task("link_pred", FixedDistMult(), rank_sample=None)
     whole = task.filtered_ranks(Z, graph, "test")
     assert torch.equal(task.filtered_ranks(Z, graph, "test", chunk=1), whole)
 
 
-def test_reported_mrr_and_hits_come_from_the_filtered_ranks():
+def test_reported_mrr_and_hits_come_from_the_filtered_ranks(make_task):
     graph, _ = relational_split(knowledge_graph(), seed=0)
-    task = LinkPredictionTask(FixedDistMult(), rank_sample=None)
+    task = make_task("link_pred", FixedDistMult(), rank_sample=None)
     preds, targets = task.predict_splits(graph)["test"]
     assert int((targets == RANK_MARK).sum()) == 2 * len(TEST)  # both directions per triple
     metrics = task.score(preds, targets)
@@ -121,6 +121,6 @@ def test_reported_mrr_and_hits_come_from_the_filtered_ranks():
 
 
 @pytest.mark.parametrize("bad", [0, -3, True])
-def test_rank_sample_must_be_a_positive_integer_or_null(bad):
+def test_rank_sample_must_be_a_positive_integer_or_null(make_task, bad):
     with pytest.raises(ValueError, match=rf"rank_sample must be a positive integer.*{bad!r}"):
-        LinkPredictionTask(FixedDistMult(), rank_sample=bad)
+        make_task("link_pred", FixedDistMult(), rank_sample=bad)

@@ -20,13 +20,16 @@ from pathlib import Path
 
 import pytest
 
+from graphnetz.data.mirror import MIRROR_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 OFFLINE = ("--no-deps", "--no-index", "-q")  # pip: the wheel alone, nothing fetched
 
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # outside the checkout: no PYTHONPATH, and no relative mirror meant for the checkout
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", MIRROR_ENV)}
     proc = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
