@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 
 import graphnetz.report
-from graphnetz.report import datasets as report_datasets
-from graphnetz.training import facts
 
 REPORT_DIR = Path(graphnetz.report.__file__).parent
 PACKAGE = "graphnetz.report"
@@ -94,7 +92,3 @@ def test_importing_the_report_loads_no_data_task_or_training_module():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-
-
-def test_the_section_describes_the_task_types_training_measures():
-    assert report_datasets.DESCRIBED_TASK_TYPES == facts.DESCRIBED_TASK_TYPES

@@ -7,6 +7,7 @@ import os
 
 import pytest
 import torch
+from hydra.errors import InstantiationException
 
 from graphnetz import launch
 from graphnetz.data.mirror import MIRROR_ENV, resolve_mirror
@@ -109,3 +110,52 @@ def test_a_relative_mirror_variable_is_taken_from_the_launch_directory(
     spec = resolve_run(make_cfg())
     assert spec.config["paths"]["data_mirror"] == str(launched_elsewhere)
     assert resolve_mirror(None) == launched_elsewhere
+
+
+def test_a_finished_run_still_counts_when_resumed_from_elsewhere(make_cfg, tmp_path):
+    """Where data, outputs and the mirror live is not part of what ran: a sweep resumed
+    from another folder, with another mirror, reuses its finished records."""
+    from graphnetz.training.run import completed_record
+
+    run_dir = tmp_path / "run"
+    first = run_experiment(make_cfg("trainer.max_epochs=2", "resume=true"), run_dir)
+    (tmp_path / "other_mirror").mkdir()
+    moved = make_cfg(
+        "trainer.max_epochs=2",
+        "resume=true",
+        f"paths.data_mirror={tmp_path / 'other_mirror'}",
+        f"paths.output_dir={tmp_path / 'elsewhere'}",
+    )
+    assert completed_record(resolve_run(moved), run_dir) == first
+    changed = make_cfg("trainer.max_epochs=3", "resume=true")
+    assert completed_record(resolve_run(changed), run_dir) is None  # another result
+
+
+def test_a_schema_1_record_is_run_again_on_resume_and_says_why(make_cfg, tmp_path, caplog):
+    import logging
+
+    from graphnetz.training.run import completed_record
+
+    run_dir = tmp_path / "run"
+    run_experiment(make_cfg("trainer.max_epochs=2"), run_dir)
+    stored = json.loads((run_dir / "result.json").read_text())
+    (run_dir / "result.json").write_text(json.dumps({**stored, "schema_version": 1}))
+    with caplog.at_level(logging.INFO, logger="graphnetz"):
+        assert completed_record(resolve_run(make_cfg("trainer.max_epochs=2")), run_dir) is None
+    assert "schema 1" in caplog.text
+
+
+def test_an_optimiser_value_contradicting_the_task_value_is_refused(make_cfg):
+    # (Hydra wraps the task constructor's ValueError; the run records its message)
+    with pytest.raises(InstantiationException, match=r"task.optimizer.lr=0.1 contradicts task.lr"):
+        build_run(resolve_run(make_cfg("task.optimizer.lr=0.1")))
+
+
+@pytest.mark.parametrize(("optimizer", "warned"), [("Adam", True), ("AdamW", False)])
+def test_the_embedding_decay_warning_follows_the_optimiser(make_cfg, caplog, optimizer, warned):
+    import logging
+
+    cfg = make_cfg(f"task.optimizer._target_=torch.optim.{optimizer}")  # karate: one-hot ids
+    with caplog.at_level(logging.WARNING, logger="graphnetz"):
+        build_run(resolve_run(cfg))
+    assert ("one-hot node ids" in caplog.text) is warned

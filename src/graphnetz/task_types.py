@@ -20,6 +20,9 @@ TASK_LEVELS: dict[str, str] = {
     "link_pred": LINK,
 }
 TASK_TYPES: tuple[str, ...] = tuple(TASK_LEVELS)
+#: Task types whose datasets get a statistics row (records' ``dataset_facts``, the report's
+#: Datasets section): the multi-label study describes its datasets.
+DESCRIBED_TASK_TYPES: tuple[str, ...] = ("ml_node_cls",)
 
 
 def check_task_type(task_type: object) -> str:

@@ -24,8 +24,9 @@ from graphnetz.data.loading import accepts_seed, load_dataset
 from graphnetz.report.datasets import dataset_section
 from graphnetz.report.markdown_datasets import datasets_markdown
 from graphnetz.report.records import dataset_entry, find_result_files
+from graphnetz.task_types import DESCRIBED_TASK_TYPES
 from graphnetz.tasks import task_class
-from graphnetz.training.facts import DESCRIBED_TASK_TYPES, dataset_facts
+from graphnetz.training.facts import dataset_facts
 
 
 def _resolved(config: Mapping[str, Any], key: str) -> Any:

@@ -26,16 +26,22 @@ def mean_summary(z: Tensor, *args, **kwargs) -> Tensor:
 
 
 class HiddenLayers(nn.Module):
-    """The hidden part of a :class:`NodeEncoder` (all layers but the output one), sharing
-    its parameters, so DGI can pre-train what node classification later fine-tunes."""
+    """The hidden part of a layer-stack encoder (all layers but the output one), sharing
+    its parameters, so DGI can pre-train what node classification later fine-tunes.
+
+    The encoder is a :class:`NodeEncoder` (GCN, GAT, SAGE, GT, MLP) or any module with the
+    same two members: ``layers`` (a sequence) and ``apply_layers(x, edge_index, count)``."""
 
     def __init__(self, encoder: nn.Module) -> None:
         super().__init__()
-        layers = encoder.layers if isinstance(encoder, NodeEncoder) else None
+        stacked = isinstance(encoder, NodeEncoder) or callable(
+            getattr(encoder, "apply_layers", None)
+        )
+        layers = getattr(encoder, "layers", None) if stacked else None
         if layers is None or len(layers) < 2:
             raise ValueError(
-                f"DGI pre-training needs a NodeEncoder (GCN, GAT, SAGE, GT, MLP) with >= 2 "
-                f"layers; got {type(encoder).__name__} with "
+                f"DGI pre-training needs an encoder with >= 2 layers (members ``layers`` and "
+                f"``apply_layers``, as GCN, GAT, SAGE, GT, MLP have); got {type(encoder).__name__} with "
                 f"{'no layer stack' if layers is None else f'{len(layers)} layer(s)'}"
             )
         self.encoder = encoder

@@ -91,7 +91,7 @@ def embedding_decay_warning(x: Tensor | None, weight_decay: float) -> str | None
         return None
     return (
         f"node features are one-hot node ids (a learnable per-node embedding) and "
-        f"task.weight_decay={weight_decay:g} is Adam's coupled L2: it outweighs each "
+        f"task.weight_decay={weight_decay:g} is coupled L2 (Adam, SGD; not AdamW): it outweighs each "
         f"row's gradient, and models that learn from these embeddings (GCN, GAT, SAGE, "
         f"H2GCN, GCN-LPA, LANC) can stay at the label prior. task.weight_decay=0 lets "
         f"them learn (docs/multilabel.md, 'BlogCatalog and weight decay')."

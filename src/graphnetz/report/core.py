@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 
 from graphnetz.atomic import write_text
+from graphnetz.task_types import DESCRIBED_TASK_TYPES
 
 from . import records as rec_io
-from .analyse import analyse, first_seen, long_table, select
 from .analysis import CriticalDifference, RankAnalysis, ReportAnalysis, ReportSettings
-from .datasets import DESCRIBED_TASK_TYPES
+from .compute import analyse, first_seen, long_table, select
 from .figures import write_figures
 from .latex import write_tables
 from .markdown import render

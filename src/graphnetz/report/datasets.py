@@ -18,11 +18,10 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from graphnetz.task_types import DESCRIBED_TASK_TYPES
+
 from .analysis import DatasetSection
 
-#: Task types whose datasets the section describes (those ``graphnetz.training.facts``
-#: gives a statistics row: ``DESCRIBED_TASK_TYPES`` there).
-DESCRIBED_TASK_TYPES = ("ml_node_cls",)
 NO_FACTS = (
     "no dataset facts in its run records (written before records carried them; "
     "`analyze.py` measures them)"

@@ -111,6 +111,13 @@ class GraphTask(L.LightningModule):
                 f"task.optimizer must build an optimiser from parameters (a config node "
                 f"with _partial_: true), got {optimizer!r}"
             )
+        for name, value in (("lr", self.lr), ("weight_decay", self.weight_decay)):
+            given = (getattr(optimizer, "keywords", None) or {}).get(name)
+            if given is not None and float(given) != value:
+                raise ValueError(
+                    f"task.optimizer.{name}={given!r} contradicts task.{name}={value!r}; "
+                    f"set task.{name} (the optimiser follows it)"
+                )
         self.optimizer_factory = optimizer
         self.selection = selection
         self.patience = patience
@@ -139,6 +146,12 @@ class GraphTask(L.LightningModule):
         """The primary metric on the test split of a model that learned nothing
         (``{"metric", "split", "rule", "value"}``), or None where the type defines none."""
         return None
+
+    @property
+    def decoupled_weight_decay(self) -> bool:
+        """Whether the optimiser decouples weight decay from the gradient (AdamW)."""
+        cls = getattr(self.optimizer_factory, "func", self.optimizer_factory)
+        return isinstance(cls, type) and issubclass(cls, torch.optim.AdamW)
 
     # ---- Lightning hooks -----------------------------------------------------------
     def configure_optimizers(self):

@@ -143,19 +143,13 @@ class Checkpointing:
     resumed: dict[str, Any] | None = None
 
 
-def checkpointing(
-    spec: RunSpec, run_dir: Path | None, started: float | None, label: str
-) -> Checkpointing:
-    """Periodic checkpoints in ``run_dir`` every ``checkpoint_every_s`` seconds, resumed
-    from (with ``resume=true``) when one of this very config is there."""
+def checkpointing(spec: RunSpec, run_dir: Path | None, started: float | None) -> Checkpointing:
+    """Periodic checkpoints in ``run_dir`` every ``checkpoint_every_s`` seconds (checked
+    when the config was resolved), resumed from (with ``resume=true``) when one of this very
+    config is there."""
     every_s = spec.config.get("checkpoint_every_s")
     if run_dir is None or every_s is None:
         return Checkpointing()
-    if isinstance(every_s, bool) or not isinstance(every_s, int | float) or every_s < 0:
-        raise ValueError(
-            f"checkpoint_every_s must be a number of seconds >= 0 "
-            f"(0 = every epoch) or null (off), got {every_s!r}"
-        )
     path = Path(run_dir) / CHECKPOINT_NAME
     config = result_config(spec.config)
     state = read_resume_state(path) if spec.config.get("resume") else None
@@ -165,7 +159,7 @@ def checkpointing(
     started = time.perf_counter() if started is None else started
     if state is None:
         return Checkpointing([PeriodicCheckpoint(path, every_s, config, SOURCE_REVISION, started)])
-    log.info("%s: resuming after epoch %d from %s", label, state["epochs"], path)
+    log.info("%s: resuming after epoch %d from %s", spec.label, state["epochs"], path)
     callback = PeriodicCheckpoint(
         path, every_s, config, SOURCE_REVISION, started, state["elapsed_s"], state["revisions"]
     )

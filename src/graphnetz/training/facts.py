@@ -18,10 +18,8 @@ from typing import Any
 
 from graphnetz.analysis import dataset_statistics
 from graphnetz.data.loading import accepts_seed
+from graphnetz.task_types import DESCRIBED_TASK_TYPES
 from graphnetz.tasks.base import GraphTask, TaskData
-
-#: Task types whose datasets the report describes with a statistics row.
-DESCRIBED_TASK_TYPES = ("ml_node_cls",)
 
 
 def dataset_facts(

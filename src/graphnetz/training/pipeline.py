@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -23,14 +22,12 @@ from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning
 from graphnetz.tasks.base import GraphTask, TaskData
 from graphnetz.training.build import build_model, incompatibility
-from graphnetz.training.checkpoint import Checkpointing, checkpointing
+from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.seeding import seed_everything
 
 log = logging.getLogger("graphnetz")
-#: Optimisers whose weight decay is decoupled from the gradient (no embedding-decay trap).
-DECOUPLED_DECAY = ("torch.optim.AdamW",)
 
 
 @dataclass(frozen=True)
@@ -44,7 +41,13 @@ class Trained:
     data: dict[str, Any]
     dataset_facts: dict[str, Any]
     primary_metric: str
-    resumed: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """The model does not serve the task type (decided before any data is loaded)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -82,20 +85,18 @@ def build_run(spec: RunSpec) -> Built:
     return Built(data, model, module)
 
 
-def train_and_evaluate(
-    spec: RunSpec, run_dir: Path | None = None, started: float | None = None
-) -> Trained | str:
-    """Train and evaluate the run; a string is the reason it was skipped.
+def train_and_evaluate(spec: RunSpec, ckpt: Checkpointing | None = None) -> Trained | Skipped:
+    """Train and evaluate the run, or say why it is skipped.
 
-    With a ``run_dir`` and ``checkpoint_every_s`` set, training saves a checkpoint there,
-    and with ``resume=true`` continues from one left by an interrupted run of this config.
+    ``ckpt`` (:func:`graphnetz.training.checkpoint.checkpointing`) saves checkpoints while
+    training and may resume from one left by an interrupted run of this config.
     """
     reason = incompatibility(spec.config["model"], spec.task_type)
     if reason is not None:  # checked before any data is loaded
-        return reason
+        return Skipped(reason)
     built = build_run(spec)
     data, module = built.data, built.module
-    ckpt: Checkpointing = checkpointing(spec, run_dir, started, spec.label)
+    ckpt = ckpt or Checkpointing()
     trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
     trainer.fit(
         module,
@@ -112,12 +113,11 @@ def train_and_evaluate(
         data=data.info,
         dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, loader_cfg),
         primary_metric=module.primary_metric,
-        resumed=ckpt.resumed,
     )
 
 
 def _warn_embedding_decay(spec: RunSpec, data: TaskData, module: GraphTask) -> None:
-    if spec.config["task"]["optimizer"]["_target_"] in DECOUPLED_DECAY:
+    if module.decoupled_weight_decay:  # AdamW: no coupled L2 to pin the embedding rows
         return
     warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
     if warning:

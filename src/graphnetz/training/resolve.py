@@ -30,8 +30,9 @@ from graphnetz.launch import absolute_path
 from graphnetz.tasks import GraphTask
 
 #: Settings that change how a run executes but not its result (resume an earlier sweep
-#: with resume=true or another thread count and its complete runs still count).
-RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s")
+#: with resume=true, another thread count or from another folder with another mirror, and
+#: its complete runs still count): where data and outputs live is not what was run.
+RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s", "paths")
 #: Task-config keys that describe the task rather than construct its module.
 TASK_META_KEYS = ("type", "encoder_dropout")
 PATH_KEYS = ("data_dir", "output_dir", "data_mirror")
@@ -102,6 +103,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
             f"it serves {served}"
         )
     config["trainer"]["max_epochs"] = epochs = _max_epochs(config, task_cls.task_type)
+    _check_checkpoint_every(config.get("checkpoint_every_s"))
     return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
 
 
@@ -153,6 +155,16 @@ def task_settings(task_cls: type[GraphTask]) -> set[str]:
             if param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
                 names.add(name)
     return names - {"self", "model"}
+
+
+def _check_checkpoint_every(every_s: Any) -> None:
+    if every_s is None:
+        return
+    if isinstance(every_s, bool) or not isinstance(every_s, int | float) or every_s < 0:
+        raise ConfigError(
+            f"checkpoint_every_s must be a number of seconds >= 0 "
+            f"(0 = every epoch) or null (off), got {every_s!r}"
+        )
 
 
 def _max_epochs(config: dict[str, Any], task_type: str) -> int:

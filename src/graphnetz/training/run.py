@@ -20,8 +20,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
-from graphnetz.training.checkpoint import discard_checkpoint
-from graphnetz.training.pipeline import Trained, train_and_evaluate
+from graphnetz.training.checkpoint import Checkpointing, checkpointing, discard_checkpoint
+from graphnetz.training.pipeline import Skipped, Trained, train_and_evaluate
 from graphnetz.training.provenance import library_versions
 from graphnetz.training.resolve import RunSpec, resolve_run, result_config
 
@@ -58,24 +58,31 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> RunRec
     try:
         spec = resolve_run(cfg)
     except Exception as err:  # a config that cannot run is a failed run, not a crash
-        return _finish(_unresolved_failure(cfg, err, run_dir), run_dir)
+        return _finish(_unresolved_failure(cfg, err, run_dir, start), run_dir)
     if spec.config.get("resume") and run_dir is not None:
         done = completed_record(spec, run_dir)
         if done is not None:
             log.info("%s (resumed: record already complete)", summarize(done))
             return done
+    ckpt = Checkpointing()
     try:
-        outcome = train_and_evaluate(spec, run_dir, start)
+        ckpt = checkpointing(spec, run_dir, start)
+        outcome = train_and_evaluate(spec, ckpt)
     except Exception as err:  # a failed run is a result, never the end of the sweep
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
-    return _finish(_record(spec, outcome, run_dir, start), run_dir)
+    return _finish(_record(spec, outcome, ckpt.resumed, run_dir, start), run_dir)
 
 
 def _record(
-    spec: RunSpec, outcome: Trained | str | Exception, run_dir: Path | None, start: float
+    spec: RunSpec,
+    outcome: Trained | Skipped | Exception,
+    resumed: dict[str, Any] | None,
+    run_dir: Path | None,
+    start: float,
 ) -> RunRecord:
-    fields: dict[str, Any] = {}
+    """The record of a resolved run; a resumed run's wall time counts every segment."""
+    fields: dict[str, Any] = {"epochs_run": 0}
     if isinstance(outcome, Trained):
         fields = {
             "status": "ok",
@@ -86,13 +93,12 @@ def _record(
             "data": outcome.data,
             "dataset_facts": outcome.dataset_facts,
             "primary_metric": outcome.primary_metric,
-            "resumed": outcome.resumed,
         }
-    elif isinstance(outcome, str):
-        fields = {"status": "skipped", "reason": outcome}
+    elif isinstance(outcome, Skipped):
+        fields.update(status="skipped", reason=outcome.reason)
     else:
-        fields = {"status": "failed", "reason": _reason(outcome), "error": _traceback(outcome)}
-    before = (fields.get("resumed") or {}).get("elapsed_s_before", 0.0)
+        fields.update(status="failed", reason=_reason(outcome), error=_traceback(outcome))
+    before = (resumed or {}).get("elapsed_s_before", 0.0)
     fields.setdefault("primary_metric", spec.task_cls.primary_metric)
     return RunRecord(
         **fields,
@@ -104,6 +110,7 @@ def _record(
         seed=spec.seed,
         direction=spec.task_cls.direction,
         selection=spec.selection,
+        resumed=resumed,
         wall_time_s=round(before + time.perf_counter() - start, 4),
         config=spec.config,
         versions=library_versions(),
@@ -111,7 +118,9 @@ def _record(
     )
 
 
-def _unresolved_failure(cfg: DictConfig, err: Exception, run_dir: Path | None) -> RunRecord:
+def _unresolved_failure(
+    cfg: DictConfig, err: Exception, run_dir: Path | None, start: float
+) -> RunRecord:
     """The record of a config that could not be resolved: stored as it was composed."""
     log.error("run failed: %s: %s", type(err).__name__, err)
     dataset, model = cfg.get("dataset") or {}, cfg.get("model") or {}
@@ -123,6 +132,7 @@ def _unresolved_failure(cfg: DictConfig, err: Exception, run_dir: Path | None) -
         category=dataset.get("category"),
         model=model.get("name"),
         seed=cfg.get("seed"),
+        wall_time_s=round(time.perf_counter() - start, 4),
         config=OmegaConf.to_container(cfg, resolve=False),
         versions=library_versions(),
         run_dir=str(run_dir) if run_dir else None,
@@ -151,6 +161,13 @@ def completed_record(spec: RunSpec, run_dir: Path) -> RunRecord | None:
         record = RunRecord.read(run_dir / RECORD_NAME)
     except (OSError, RecordError):
         return None  # absent, half-written or foreign: run again
+    if record.schema_version == 1 and record.finished:
+        log.info(
+            "%s: its record is of schema 1 (config stored unresolved, so it cannot be "
+            "matched with this run's resolved config): running it again",
+            spec.label,
+        )
+        return None
     same = result_config(record.config) == result_config(spec.config)
     return record if same and record.finished else None
 
