@@ -17,6 +17,7 @@ level in :data:`ADAPTERS`; :func:`adapt` is the one entry point:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from torch import Tensor, nn
 from torch_geometric.nn import global_mean_pool
@@ -93,67 +94,45 @@ class RelationalLinkPredictor(LinkPredictor):
         return (z[heads] * self.relation_embedding(relation)) @ z.t()
 
 
-def node_model(
-    factory: EncoderFactory,
-    caps: Capabilities,
-    in_channels: int,
-    out_channels: int,
-    hidden_channels: int,
-    **extras,
-) -> nn.Module:
-    return factory(in_channels, out_channels)
+@dataclass(frozen=True)
+class Sizes:
+    """The data-dependent widths of a run's model."""
+
+    in_channels: int
+    out_channels: int
+    hidden_channels: int
 
 
-def graph_model(
-    factory: EncoderFactory,
-    caps: Capabilities,
-    in_channels: int,
-    out_channels: int,
-    hidden_channels: int,
-    **extras,
-) -> nn.Module:
+def node_model(factory: EncoderFactory, caps: Capabilities, sizes: Sizes, extras: dict):
+    return factory(sizes.in_channels, sizes.out_channels)
+
+
+def graph_model(factory: EncoderFactory, caps: Capabilities, sizes: Sizes, extras: dict):
     if caps.graph_level:
-        return factory(in_channels, out_channels)
-    return PooledEncoder(
-        factory(in_channels, hidden_channels),
-        hidden_channels,
-        out_channels,
-        dropout=extras.get("head_dropout", 0.0),
-    )
+        return factory(sizes.in_channels, sizes.out_channels)
+    hidden = sizes.hidden_channels
+    encoder = factory(sizes.in_channels, hidden)
+    return PooledEncoder(encoder, hidden, sizes.out_channels, extras.get("head_dropout", 0.0))
 
 
-def link_model(
-    factory: EncoderFactory,
-    caps: Capabilities,
-    in_channels: int,
-    out_channels: int,
-    hidden_channels: int,
-    **extras,
-) -> nn.Module:
-    return LinkPredictor(factory(in_channels, hidden_channels))
+def link_model(factory: EncoderFactory, caps: Capabilities, sizes: Sizes, extras: dict):
+    return LinkPredictor(factory(sizes.in_channels, sizes.hidden_channels))
 
 
 def relational_link_model(
-    factory: EncoderFactory,
-    caps: Capabilities,
-    in_channels: int,
-    out_channels: int,
-    hidden_channels: int,
-    **extras,
+    factory: EncoderFactory, caps: Capabilities, sizes: Sizes, extras: dict
 ) -> nn.Module:
     # no input features (in_channels 0): entity embeddings of the hidden size
-    dim = in_channels if in_channels > 0 else hidden_channels
-    return RelationalLinkPredictor(
-        factory(dim, hidden_channels),
-        int(extras["num_nodes"]),
-        int(extras["num_relations"]),
-        dim,
-        hidden_channels,
-    )
+    hidden = sizes.hidden_channels
+    dim = sizes.in_channels if sizes.in_channels > 0 else hidden
+    num_nodes, num_relations = int(extras["num_nodes"]), int(extras["num_relations"])
+    return RelationalLinkPredictor(factory(dim, hidden), num_nodes, num_relations, dim, hidden)
 
 
-#: level -> the function that builds a run's model from an encoder factory
-ADAPTERS: dict[str, Callable[..., nn.Module]] = {
+#: ``(encoder factory, its capabilities, sizes, the data's extras) -> the run's model``
+Adapter = Callable[[EncoderFactory, Capabilities, Sizes, dict], nn.Module]
+#: level -> the adapter that builds a run's model from an encoder factory
+ADAPTERS: dict[str, Adapter] = {
     NODE: node_model,
     GRAPH: graph_model,
     LINK: link_model,
@@ -175,9 +154,8 @@ def adapt(
     (``TaskData.extras``: ``num_nodes`` and ``num_relations`` for knowledge graphs)."""
     if level not in ADAPTERS:
         raise ValueError(f"no adapter for level {level!r}; valid: {list(ADAPTERS)}")
-    return ADAPTERS[level](
-        factory, capabilities(cls), in_channels, out_channels, hidden_channels, **extras
-    )
+    sizes = Sizes(in_channels, out_channels, hidden_channels)
+    return ADAPTERS[level](factory, capabilities(cls), sizes, extras)
 
 
 __all__ = ["ADAPTERS", "LinkPredictor", "PooledEncoder", "RelationalLinkPredictor", "adapt"]
