@@ -94,8 +94,8 @@ def main() -> None:
 
     def framework_run(i: int) -> float:
         record = run_experiment(cfg, f"{out_dir}/run{i}")
-        assert record["status"] == "ok", record["error"]
-        return record["metrics"]["test"]["accuracy"]
+        assert record.status == "ok", record.error
+        return record.metrics["test"]["accuracy"]
 
     framework_run(-1)  # warm-up: imports, first-call costs (a sweep pays these once)
     plain_pyg_run(data, args.epochs, args.seed)
