@@ -3,6 +3,9 @@
 A dataset config names its loader with ``_target_``. Loaders that accept a ``seed`` keyword
 generate data (synthetic graphs) and are called with the run seed, so variance across
 seeds includes resampling the data; all others are loaded once and reused across runs.
+The
+mirror setting is only checked by the loaders that read it: a bad mirror path does not
+fail a dataset that needs no files.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from graphnetz.data.mirror import resolve_mirror
+from graphnetz.data.mirror import mirror_location
 
 _CACHE: dict[tuple, Any] = {}
 
@@ -31,7 +34,7 @@ def load_dataset(
     """Instantiate ``loader_cfg`` with ``root``/``mirror`` (+ ``seed`` if accepted), cached."""
     cfg = loader_cfg if isinstance(loader_cfg, DictConfig) else OmegaConf.create(loader_cfg)
     seeded = accepts_seed(cfg)
-    mirror_path = resolve_mirror(mirror)
+    mirror_path = mirror_location(mirror)
     key = (
         OmegaConf.to_yaml(cfg),
         str(Path(data_dir).resolve()),
