@@ -147,6 +147,17 @@ def test_a_touched_but_unchanged_source_keeps_the_staged_and_processed_data(tmp_
     assert processed.is_dir() and (target / "a.txt").stat().st_mtime_ns == staged_mtime
 
 
+def test_staging_a_dataset_for_the_first_time_keeps_the_processed_data_beside_it(tmp_path):
+    """MLGNC keeps every dataset's cache in one ``MLGNC/processed``: a first staging of
+    another dataset's files must not throw those away."""
+    mirror = make_mirror(tmp_path / "mirror")
+    processed = tmp_path / "data" / "Set" / "processed"
+    processed.mkdir(parents=True)
+    (processed / "other.pt").write_text("another dataset's cache")
+    assert stage(mirror, tmp_path / "data" / "Set" / "raw") is True
+    assert (processed / "other.pt").is_file()
+
+
 def test_a_staged_copy_altered_after_staging_is_staged_again(tmp_path):
     mirror = make_mirror(tmp_path / "mirror", with_sums=False)
     target = tmp_path / "data" / "Set" / "raw"

@@ -10,8 +10,8 @@ When a file is staged from the mirror (:func:`graphnetz.data.mirror.stage_files`
   source's path, size, modification time and SHA-256 and the staged copy's size and
   modification time. On the next use a source whose path, size or modification time
   changed is checksummed again: new content is staged anew, and the ``processed`` folders
-  built from the old copy are removed, so torch_geometric rebuilds them from the new raw
-  files (a repaired mirror repairs the data directory). A staged copy altered after staging
+  built from the old copy are removed (:func:`processed_dirs`), so torch_geometric
+  rebuilds them from the new raw files (a repaired mirror repairs the data directory). A staged copy altered after staging
   is staged anew too, or refused by name when there is no mirror to restage from;
 * a staged file without a stamp (staged by an earlier version, or put there by hand) is
   checked against the mirror's ``SHA256SUMS`` when that lists it and replaced when it
@@ -114,25 +114,26 @@ def _same(entry: dict[str, Any], signature: dict[str, Any]) -> bool:
 # ------------------------------------------------------------------------ staging
 def sync_staged(mirror: Path, relative_dir: str, target: Path, files: list[str]) -> bool:
     """Bring ``target/<file>`` in step with ``mirror/relative_dir/<file>`` for every file
-    (see the module docstring); True when a file was (re)written."""
+    (see the module docstring); True when a staged copy was replaced (a first staging is
+    not a replacement: nothing can have been built from a file that was not there)."""
     sums = read_checksums(mirror)
     stamp = read_stamp(target)
     before = json.dumps(stamp, sort_keys=True)
-    written = False
+    replaced = False
     for name in files:
         source, dest = mirror / relative_dir / name, target / name
         key = _normal(f"{relative_dir}/{name}")
         entry = _current_entry(source, dest, stamp.get(name), sums.get(key), mirror)
         if entry is None:
+            replaced = replaced or dest.exists()
             entry = _copy_verified(source, dest, sums.get(key), mirror)
-            written = True
         if entry:
             stamp[name] = entry
         else:
             stamp.pop(name, None)
     if json.dumps(stamp, sort_keys=True) != before:
         _write_stamp(target, stamp)
-    return written
+    return replaced
 
 
 def _current_entry(

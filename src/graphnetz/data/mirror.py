@@ -63,8 +63,8 @@ def stage_files(
     Returns True when every file is present in ``target_dir`` afterwards (already there or
     copied), False when there is no mirror or the mirror lacks a file; the caller then falls
     back to downloading. See :mod:`graphnetz.data.integrity` for what is verified and when a
-    staged copy is replaced; when one is (re)written, the ``processed`` folders built from
-    the old copies are removed so that torch_geometric rebuilds them (default: see
+    staged copy is replaced; when one is, the ``processed`` folders built from the old
+    copies are removed so that torch_geometric rebuilds them (default: see
     :func:`graphnetz.data.integrity.processed_dirs`).
     """
     files = list(files)
