@@ -167,6 +167,19 @@ def test_a_staged_copy_altered_after_staging_is_staged_again(tmp_path):
     assert (target / "sub" / "b.txt").read_text() == "beta\n" * 70
 
 
+def test_a_staged_copy_only_touched_after_staging_is_kept_with_its_processed_data(tmp_path):
+    mirror = make_mirror(tmp_path / "mirror")
+    target = tmp_path / "data" / "Set" / "raw"
+    stage(mirror, target)
+    processed = tmp_path / "data" / "Set" / "processed"
+    processed.mkdir()
+    later(target / "a.txt")  # e.g. the data directory copied without keeping times
+    assert stage(mirror, target) is True
+    assert processed.is_dir()
+    stamp = json.loads(stamp_path(target).read_text())["files"]
+    assert stamp["a.txt"]["staged_mtime_ns"] == (target / "a.txt").stat().st_mtime_ns
+
+
 def test_without_the_mirror_a_staged_copy_of_another_size_is_refused_by_name(tmp_path):
     mirror = make_mirror(tmp_path / "mirror")
     target = tmp_path / "data" / "Set" / "raw"

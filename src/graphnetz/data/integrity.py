@@ -11,8 +11,10 @@ When a file is staged from the mirror (:func:`graphnetz.data.mirror.stage_files`
   modification time. On the next use a source whose path, size or modification time
   changed is checksummed again: new content is staged anew, and the ``processed`` folders
   built from the old copy are removed (:func:`processed_dirs`), so torch_geometric
-  rebuilds them from the new raw files (a repaired mirror repairs the data directory). A staged copy altered after staging
-  is staged anew too, or refused by name when there is no mirror to restage from;
+  rebuilds them from the new raw files (a repaired mirror repairs the data directory).
+  A staged copy whose bytes changed after staging is staged anew too (one that was only
+  copied or touched is kept); without a mirror to restage from, one whose size changed
+  is refused by name;
 * a staged file without a stamp (staged by an earlier version, or put there by hand) is
   checked against the mirror's ``SHA256SUMS`` when that lists it and replaced when it
   differs; without a listed checksum it is left as it is.
@@ -152,8 +154,10 @@ def _current_entry(
             return None
         return {**signature, "sha256": expected, **_staged_signature(dest)}
     if not _same(entry, _staged_signature(dest)):
-        log.warning("%s changed since it was staged: staging it anew", dest)
-        return None
+        if file_sha256(dest) != entry.get("sha256"):
+            log.warning("%s changed since it was staged: staging it anew", dest)
+            return None
+        entry = {**entry, **_staged_signature(dest)}  # copied or touched, same bytes
     if _same(entry, signature):
         return entry
     digest = _verified_digest(source, source, expected, mirror)
