@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,3 +85,19 @@ def test_two_processes_preparing_cora_both_get_the_whole_dataset(tmp_path, mirro
     loader = {"_target_": "graphnetz.data.pyg.load_planetoid", "name": "Cora"}
     results = prepare_in_two_processes(loader, tmp_path / "data", mirror, tmp_path)
     assert results == ["1000", "1000"]
+
+
+def test_a_loader_that_loads_another_dataset_of_the_same_folder_does_not_deadlock(tmp_path):
+    """The lock is re-entrant within a process (a composite loader may call load_dataset)."""
+    from graphnetz.data.locking import preparing
+
+    finished = threading.Event()
+
+    def nested():
+        with preparing(tmp_path, "outer"), preparing(tmp_path, "inner"):
+            finished.set()
+
+    worker = threading.Thread(target=nested, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert finished.is_set()
