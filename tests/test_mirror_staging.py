@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphnetz.data import mirror as mirror_module
+from graphnetz.data import integrity as staging_module
 from graphnetz.data.mirror import (
     MIRROR_ENV,
     DatasetUnavailableError,
@@ -91,7 +91,7 @@ def test_a_file_is_copied_under_a_temporary_name_and_then_renamed(tmp_path, monk
         seen.append((Path(dst), final, final.exists()))
         return real_copy(src, dst)
 
-    monkeypatch.setattr(mirror_module.shutil, "copyfile", watching_copy)
+    monkeypatch.setattr(staging_module.shutil, "copyfile", watching_copy)
     stage_files(mirror, "Set/raw", target, FILES, "Set")
     assert len(seen) == len(FILES)
     for written, final, final_existed in seen:
@@ -110,12 +110,12 @@ def test_an_interrupted_copy_never_leaves_a_half_file_under_the_real_name(tmp_pa
         Path(dst).write_text("mirror co")  # half the bytes, then the disk fills up
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(mirror_module.shutil, "copyfile", failing_copy)
+    monkeypatch.setattr(staging_module.shutil, "copyfile", failing_copy)
     with pytest.raises(OSError, match="No space left"):
         stage_files(mirror, "Set/raw", target, FILES, "Set")
     assert not (target / "a.txt").exists()
     # the next attempt stages every file completely
-    monkeypatch.setattr(mirror_module.shutil, "copyfile", real_copy)
+    monkeypatch.setattr(staging_module.shutil, "copyfile", real_copy)
     assert stage_files(mirror, "Set/raw", target, FILES, "Set") is True
     assert (target / "a.txt").read_text() == "mirror copy of a.txt"
 

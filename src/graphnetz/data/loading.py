@@ -3,6 +3,10 @@
 A dataset config names its loader with ``_target_``. Loaders that accept a ``seed`` keyword
 generate data (synthetic graphs) and are called with the run seed, so variance across
 seeds includes resampling the data; all others are loaded once and reused across runs.
+The others are staged and processed under the data directory's lock
+(:mod:`graphnetz.data.locking`), so parallel workers never see a half-written file. The
+mirror setting is only checked by the loaders that read it: a bad mirror path does not
+fail a dataset that needs no files.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import Any
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from graphnetz.data.mirror import resolve_mirror
+from graphnetz.data.locking import preparing
+from graphnetz.data.mirror import mirror_location
 
 _CACHE: dict[tuple, Any] = {}
 
@@ -31,7 +36,7 @@ def load_dataset(
     """Instantiate ``loader_cfg`` with ``root``/``mirror`` (+ ``seed`` if accepted), cached."""
     cfg = loader_cfg if isinstance(loader_cfg, DictConfig) else OmegaConf.create(loader_cfg)
     seeded = accepts_seed(cfg)
-    mirror_path = resolve_mirror(mirror)
+    mirror_path = mirror_location(mirror)
     key = (
         OmegaConf.to_yaml(cfg),
         str(Path(data_dir).resolve()),
@@ -40,9 +45,11 @@ def load_dataset(
     )
     if key not in _CACHE:
         kwargs = {"root": str(data_dir), "mirror": mirror_path}
-        if seeded:
-            kwargs["seed"] = seed
-        _CACHE[key] = instantiate(cfg, **kwargs)
+        if seeded:  # generated in memory from the seed: nothing on disk to guard
+            _CACHE[key] = instantiate(cfg, **kwargs, seed=seed)
+        else:
+            with preparing(data_dir, cfg["_target_"]):
+                _CACHE[key] = instantiate(cfg, **kwargs)
     return _CACHE[key]
 
 

@@ -3,17 +3,19 @@
 A mirror is a folder laid out like torch_geometric's raw folders
 (``<mirror>/<Class>/<Name>/raw/...``; see ``../shared/data/MANIFEST.md``). We only ever
 *read* from it: files are copied into the project's own data directory, where
-torch_geometric writes its ``processed/`` files.
+torch_geometric writes its ``processed/`` files. Staged files are verified against the
+mirror (size, and SHA-256 when the mirror ships ``SHA256SUMS``) and replaced when their
+source changes; see :mod:`graphnetz.data.integrity`.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from graphnetz.data.integrity import check_unchanged, remove_processed, sync_staged
 from graphnetz.launch import absolute_path
 
 MIRROR_ENV = "GRAPHNETZ_DATA_MIRROR"
@@ -24,11 +26,12 @@ class DatasetUnavailableError(RuntimeError):
 
 
 def resolve_mirror(mirror: str | os.PathLike | None) -> Path | None:
-    """The mirror folder to use: the argument, else ``$GRAPHNETZ_DATA_MIRROR``, else None."""
+    """The mirror folder to use: the argument, else ``$GRAPHNETZ_DATA_MIRROR``, else None;
+    FileNotFoundError naming the path when it is not a folder."""
     value = mirror if mirror not in (None, "") else os.environ.get(MIRROR_ENV) or None
-    if value is None:
+    path = mirror_location(value)
+    if path is None:
         return None
-    path = absolute_path(value)
     if not path.is_dir():
         raise FileNotFoundError(
             f"data mirror {str(value)!r} is not a directory; set paths.data_mirror "
@@ -38,37 +41,41 @@ def resolve_mirror(mirror: str | os.PathLike | None) -> Path | None:
     return path
 
 
+def mirror_location(mirror: str | os.PathLike | None) -> Path | None:
+    """The mirror folder a run names (argument, else ``$GRAPHNETZ_DATA_MIRROR``), absolute,
+    *not* checked: a dataset that needs no files runs whatever the mirror setting; loaders
+    that read files check it with :func:`resolve_mirror`, whose error names the bad path."""
+    value = mirror if mirror not in (None, "") else os.environ.get(MIRROR_ENV) or None
+    return None if value is None else absolute_path(value)
+
+
 def stage_files(
     mirror: Path | None,
     relative_dir: str,
     target_dir: str | os.PathLike,
     files: Iterable[str],
     dataset: str,
+    processed: Iterable[str | os.PathLike] | None = None,
 ) -> bool:
-    """Copy ``files`` from ``mirror/relative_dir`` into ``target_dir`` (never the reverse).
+    """Copy ``files`` from ``mirror/relative_dir`` into ``target_dir`` (never the reverse),
+    verified, and keep the copies in step with the mirror.
 
     Returns True when every file is present in ``target_dir`` afterwards (already there or
     copied), False when there is no mirror or the mirror lacks a file; the caller then falls
-    back to downloading. Files already staged are left untouched.
+    back to downloading. See :mod:`graphnetz.data.integrity` for what is verified and when a
+    staged copy is replaced; when one is, the ``processed`` folders built from the old
+    copies are removed so that torch_geometric rebuilds them (default: see
+    :func:`graphnetz.data.integrity.processed_dirs`).
     """
     files = list(files)
     target = Path(target_dir)
-    if all((target / f).is_file() for f in files):
-        return True
-    if mirror is None:
+    if mirror is None or not all((mirror / relative_dir / f).is_file() for f in files):
+        if all((target / f).is_file() for f in files):
+            check_unchanged(target, files)
+            return True
         return False
-    source = mirror / relative_dir
-    if not all((source / f).is_file() for f in files):
-        return False
-    target.mkdir(parents=True, exist_ok=True)
-    for name in files:
-        dest = target / name
-        if dest.is_file():
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(dest.name + ".part")
-        shutil.copyfile(source / name, tmp)  # copyfile: data only, no mirror permissions
-        os.replace(tmp, dest)
+    if sync_staged(mirror, relative_dir, target, files):
+        remove_processed(target, processed)
     return True
 
 
@@ -114,6 +121,7 @@ def build_from_mirror(
     try:
         return build()
     except Exception as err:  # download failures surface as URLError/OSError/aiohttp errors
-        if staged:
+        if staged:  # the raw files are there: one of them may be what ``build`` rejects
+            err.add_note(f"while building dataset {dataset!r} from the raw files in {target_dir}")
             raise
         raise unavailable(dataset, mirror_path, relative_dir, files, err) from err

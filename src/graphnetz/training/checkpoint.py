@@ -7,8 +7,9 @@ loop state) plus the task's per-epoch history and the random number generator st
 the resumed run gives the same history and result as an uninterrupted one (tested).
 
 Saved at the end of a training epoch once ``checkpoint_every_s`` seconds have passed since
-the last save (0 = every epoch; null = never), written to a temporary file and renamed,
-and deleted when the run finishes. A checkpoint of another config is ignored.
+the last save (0 = every epoch; null = never), written to a temporary file of the
+writer's own (two processes sharing a run directory never clash) and renamed, and deleted
+when the run finishes. A checkpoint of another config is ignored.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import lightning as L
 import numpy as np
 import torch
 
+from graphnetz.atomic import abandoned_temp_files, create_temp
 from graphnetz.training.provenance import SOURCE_REVISION
 from graphnetz.training.resolve import RunSpec, result_config
 
@@ -103,9 +105,14 @@ class PeriodicCheckpoint(L.Callback):
         if trainer.should_stop or time.perf_counter() - self._last_save < self.every_s:
             return  # a stopping run is about to write its record: nothing left to resume
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")  # renamed once complete
-        trainer.save_checkpoint(tmp)
-        os.replace(tmp, self.path)
+        fd, tmp = create_temp(self.path)  # this writer's own name, renamed once complete
+        os.close(fd)
+        try:
+            trainer.save_checkpoint(tmp)
+            os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         self._last_save = time.perf_counter()
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
@@ -128,9 +135,11 @@ class PeriodicCheckpoint(L.Callback):
 
 
 def discard_checkpoint(run_dir: Path) -> None:
-    """Remove a run's checkpoint (and a save cut off mid-write): the run has its record."""
-    for name in (CHECKPOINT_NAME, CHECKPOINT_NAME + ".tmp"):
-        (Path(run_dir) / name).unlink(missing_ok=True)
+    """Remove a run's checkpoint: the run has its record. Saves cut off mid-write by a
+    process that has ended go too; another live writer's temporary file is left alone."""
+    path = Path(run_dir) / CHECKPOINT_NAME
+    for stale in (path, path.with_name(path.name + ".tmp"), *abandoned_temp_files(path)):
+        stale.unlink(missing_ok=True)  # ``.tmp``: the one fixed name of earlier versions
 
 
 @dataclass(frozen=True)
