@@ -11,6 +11,7 @@ from torch_geometric.data import Data
 
 from graphnetz.report import BenchmarkReport
 from graphnetz.run_record import RunRecord
+from graphnetz.tasks.graph_tasks import GraphClassificationTask
 from graphnetz.tasks.link_tasks import LinkPredictionTask
 from graphnetz.tasks.node_tasks import NodeClassificationTask
 from graphnetz.training.pairing import digest, pairing_fingerprint
@@ -57,6 +58,20 @@ def test_link_prediction_fingerprints_its_evaluation_negatives():
     other = pairing_fingerprint(data, LinkPredictionTask.prepare(data, 1))
     assert set(first) == {"dataset", "split", "negatives"} and first == again
     assert other["negatives"] != first["negatives"] and other["split"] != first["split"]
+
+
+def test_graph_level_split_is_fingerprinted_by_the_graphs_of_each_split():
+    graphs = []
+    for i in range(20):
+        g = _graph(i)
+        graphs.append(Data(x=g.x, edge_index=g.edge_index, y=torch.tensor([i % 2])))
+
+    def fingerprint(seed):
+        return pairing_fingerprint(graphs, GraphClassificationTask.prepare(graphs, seed))
+
+    assert fingerprint(0) == fingerprint(0)
+    assert fingerprint(0)["split"] != fingerprint(1)["split"]
+    assert fingerprint(0)["dataset"] == fingerprint(1)["dataset"]
 
 
 def test_digest_tells_dtype_and_shape_apart():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from report_fixtures import VALUES, make_records
 from statsmodels.stats.multitest import multipletests
@@ -114,3 +115,17 @@ def test_markdown_latex_json_and_csv_carry_the_numbers(tmp_path):
     csv = (tmp_path / "equivalence.csv").read_text().splitlines()
     assert csv[0].startswith("task,model_a,model_b,n_common,mean_diff,margin,tost_p")
     assert len(csv) == 1 + len(eq)
+
+
+def test_a_constant_nonzero_difference_is_significant_and_counts_in_holm():
+    rows = [
+        ("t", m, s, "accuracy", v, "max")
+        for s in range(4)
+        for m, v in (("a", 0.75 + s / 8), ("b", 0.5 + s / 8), ("c", 0.5 + s / 8 + (s % 2) / 64))
+    ]
+    data = pd.DataFrame(rows, columns=["task", "model", "seed", "metric", "value", "direction"])
+    pw = BenchmarkReport(data).pairwise()
+    ab = pw[(pw["model_a"] == "a") & (pw["model_b"] == "b")].iloc[0]
+    assert ab["t_p"] == 0.0 and ab["significant"] and "zero variance" in ab["note"]
+    # three testable pairs: Holm's m = 3 for the smallest of the other p-values
+    assert pw["t_p_holm"].notna().sum() == 3

@@ -30,10 +30,8 @@ def missing_lines(ranks: RankAnalysis) -> list[str]:
         else "tasks lacking some model are left out (`--missing drop-tasks`)"
     )
     L = [f"Missing cells (no result): {cells}. Ranks use complete blocks only: {rule}."]
-    if ranks.dropped_models:
-        L.append(f"Left out of the ranking: models {', '.join(ranks.dropped_models)}.")
-    if ranks.dropped_tasks:
-        L.append(f"Left out of the ranking: tasks {', '.join(ranks.dropped_tasks)}.")
+    if ranks.dropped_tasks:  # dropped models are named by the section itself
+        L.append(f"Tasks left out of the ranking: {', '.join(ranks.dropped_tasks)}.")
     return [" ".join(L), ""]
 
 
