@@ -204,7 +204,7 @@ def _print_closing_notes(report: BenchmarkReport) -> None:
         pairs["gap"] = pairs["gap"].map(lambda g: f"{g:.2f}")
         pairs["tasks_needed"] = pairs["tasks_needed"].map(count)
         print(f"\nrank probabilities (bootstrap over tasks, B = {rob.n_resamples}):")
-        print(rob.rank_probabilities.map(prob).to_string())
+        print(rob.rank_probabilities.apply(lambda col: col.map(prob)).to_string())
         print("\nrank stability per pair:")
         print(pairs.to_string(index=False))
 
