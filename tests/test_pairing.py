@@ -14,7 +14,7 @@ from graphnetz.run_record import RunRecord
 from graphnetz.tasks.graph_tasks import GraphClassificationTask
 from graphnetz.tasks.link_tasks import LinkPredictionTask
 from graphnetz.tasks.node_tasks import NodeClassificationTask
-from graphnetz.training.pairing import digest, pairing_fingerprint
+from graphnetz.training.pairing import dataset_content, digest, pairing_fingerprint
 from graphnetz.training.run import run_experiment
 
 RANDOM = {"type": "random", "train": 0.6, "val": 0.2}
@@ -72,6 +72,15 @@ def test_graph_level_split_is_fingerprinted_by_the_graphs_of_each_split():
     assert fingerprint(0) == fingerprint(0)
     assert fingerprint(0)["split"] != fingerprint(1)["split"]
     assert fingerprint(0)["dataset"] == fingerprint(1)["dataset"]
+
+
+def test_a_shuffled_in_memory_dataset_is_other_content():
+    from torch_geometric.datasets import FakeDataset
+
+    dataset = FakeDataset(num_graphs=6, avg_num_nodes=8)
+    shuffled = dataset[torch.tensor([5, 4, 3, 2, 1, 0])]  # same store, other indices
+    assert digest(dataset_content(dataset)) == digest(dataset_content(dataset))
+    assert digest(dataset_content(dataset)) != digest(dataset_content(shuffled))
 
 
 def test_digest_tells_dtype_and_shape_apart():

@@ -36,7 +36,7 @@ def _update(h: Any, value: Any) -> None:
             _update(h, value[k])
     elif hasattr(value, "items") and hasattr(value, "keys"):  # a PyG Data object
         _update(h, {k: v for k, v in value.items() if isinstance(v, (torch.Tensor, int, float))})
-    elif isinstance(value, (int, float, str, bool)) or value is None:
+    elif isinstance(value, (int, float, str, bool, range)) or value is None:
         h.update(repr(value).encode())
 
 
@@ -48,13 +48,14 @@ def digest(*values: Any) -> str:
     return h.hexdigest()
 
 
-def _graphs(dataset: Any) -> Any:
+def dataset_content(dataset: Any) -> Any:
     """What to hash of a loaded dataset: the collated store of an in-memory dataset, each
     split of a canonical graph split, or the graphs themselves."""
     if isinstance(dataset, dict):
-        return {k: _graphs(v) for k, v in dataset.items()}
+        return {k: dataset_content(v) for k, v in dataset.items()}
     if hasattr(dataset, "_data") and hasattr(dataset, "slices"):  # InMemoryDataset
-        return [dataset._data, dataset.slices]
+        # a subset or shuffle of one shares the store and differs in its indices
+        return [dataset._data, dataset.slices, getattr(dataset, "_indices", None)]
     if hasattr(dataset, "edge_index"):
         return dataset
     if isinstance(dataset, Iterable):
@@ -92,7 +93,7 @@ def _eval_graphs(data: TaskData) -> list:
 
 def pairing_fingerprint(dataset: Any, data: TaskData) -> dict[str, str]:
     """``{"dataset", "split"[, "negatives"]}`` digests of a run's data (see module doc)."""
-    fingerprint = {"dataset": digest(_graphs(dataset))}
+    fingerprint = {"dataset": digest(dataset_content(dataset))}
     graph = data.graph
     link = _link_parts(graph) if graph is not None else None
     if link is not None:
