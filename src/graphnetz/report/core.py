@@ -256,7 +256,8 @@ class BenchmarkReport:
         return {(p["task"], p["model"], int(p["seed"])): p["pairing"] for p in self.pairing}
 
     def _warned(self) -> ReportAnalysis:
-        """The analysis, warning (at the caller's caller) about models left out of ranks."""
+        """The analysis, warning (at the caller's caller) about what the ranking left out or
+        refused and about unpaired seed-pairs."""
         analysis = self.analysis()
         ranks = analysis.ranks
         if ranks.dropped_models:
