@@ -8,7 +8,12 @@ from graphnetz.report import BenchmarkReport
 def test_latex_marks_best_in_bold_and_ci_overlap_underlined(tmp_path):
     report = BenchmarkReport.from_records(make_records())
     paths = report.to_latex(tmp_path)
-    assert sorted(p.name for p in paths) == ["pairwise.tex", "ranks.tex", "summary.tex"]
+    assert sorted(p.name for p in paths) == [
+        "pairwise.tex",
+        "ranks.tex",
+        "robustness.tex",
+        "summary.tex",
+    ]
     tex = (tmp_path / "summary.tex").read_text()
     assert r"\toprule" in tex and r"\bottomrule" in tex
     # best cora mean is gcn (0.8112), best zinc MAE is gat (0.405)

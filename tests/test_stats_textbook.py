@@ -123,14 +123,21 @@ def test_no_warnings_on_degenerate_inputs():
         zero = wilcoxon_test([1.0, 1.0], [1.0, 1.0])
         constant = paired_t_test([1.0, 2.0], [0.0, 1.0])
     assert (zero.statistic, zero.pvalue) == (0.0, 1.0)
-    assert math.isnan(constant.pvalue)  # what it returns is the next test's subject
+    assert constant.pvalue == 0.0  # what it returns is the next test's subject
 
 
-def test_constant_nonzero_differences_leave_the_t_test_undefined():
-    # d = [1, 1]: the sample sd of the differences is 0, so T = d / (0 / sqrt 2) has no value;
-    # reporting p = 0 (T = inf) would claim certainty from two seeds
+def test_constant_nonzero_differences_give_p_zero_with_a_note():
+    # d = [1, 1]: σ̂_d = 0 with d̄ = 1, so T = d̄ / (σ̂_d / √S) → +∞ and p = 0; the pair
+    # differs on every seed by the same amount and must not be reported as "not significant"
     result = paired_t_test([1.0, 2.0], [0.0, 1.0])
-    assert math.isnan(result.statistic) and math.isnan(result.pvalue)
+    assert result.statistic == math.inf and result.pvalue == 0.0
     assert "zero variance" in result.note
+    negative = paired_t_test([0.0, 1.0, 2.0], [0.5, 1.5, 2.5])
+    assert negative.statistic == -math.inf and negative.pvalue == 0.0
+
+
+def test_all_zero_differences_keep_p_one():
+    result = paired_t_test([0.5, 0.7, 0.9], [0.5, 0.7, 0.9])
+    assert (result.statistic, result.pvalue) == (0.0, 1.0)
     # the rank test is defined here: both differences positive, exact p = 2 * (1/2)^2 = 0.5
     assert wilcoxon_test([1.0, 2.0], [0.0, 1.0]).pvalue == pytest.approx(0.5)

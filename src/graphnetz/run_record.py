@@ -50,7 +50,9 @@ def infer_direction(metric: str) -> str:
 class RunRecord:
     """What one run did and measured. ``metrics`` maps split -> metric name -> value at the
     selected epoch; ``history`` has one row per evaluated epoch; ``data`` describes the
-    split; ``resumed`` (or None) says from which epoch an interrupted run continued."""
+    split; ``resumed`` (or None) says from which epoch an interrupted run continued;
+    ``pairing`` (or None, as in records written before it) fingerprints what a paired
+    comparison with another model's run of the same seed assumes is shared."""
 
     status: str
     task: str | None = None
@@ -72,6 +74,7 @@ class RunRecord:
     dataset_facts: dict[str, Any] | None = None
     wall_time_s: float | None = None
     resumed: dict[str, Any] | None = None
+    pairing: dict[str, Any] | None = None
     config: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     run_dir: str | None = None

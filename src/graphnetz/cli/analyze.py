@@ -2,6 +2,7 @@
 
 python analyze.py outputs/multirun/2024-01-01/12-00-00 [MORE_DIRS ...]
 python analyze.py --from-csv results.csv --out report/
+python analyze.py SWEEP --equivalence-margin 0.01 --cliques wilcoxon-holm
 """
 
 from __future__ import annotations
@@ -12,8 +13,15 @@ import warnings
 from pathlib import Path
 
 from graphnetz.cli.legacy_facts import complete_dataset_facts
-from graphnetz.report import CI_METHODS, PAIRWISE_METHODS, BenchmarkReport
+from graphnetz.report import (
+    CI_METHODS,
+    CLIQUE_METHODS,
+    MISSING_RULES,
+    PAIRWISE_METHODS,
+    BenchmarkReport,
+)
 from graphnetz.report.cells import num
+from graphnetz.report.markdown_robustness import count, prob
 
 
 def _alpha(text: str) -> float:
@@ -24,6 +32,24 @@ def _alpha(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"invalid alpha {text!r}: must be a number in (0, 1)")
     return value
+
+
+def _margin(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"invalid margin {text!r}: must be a positive number in the metric's units"
+        )
+    return value
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: must be a positive integer")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +84,48 @@ def build_parser() -> argparse.ArgumentParser:
         default="t",
         help="test that drives significance marks, LaTeX and figures",
     )
-    p.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap CI")
+    p.add_argument(
+        "--bootstrap-seed",
+        type=int,
+        default=0,
+        help="seed of every resampling: bootstrap CI, rank stability, Bayesian posterior",
+    )
+    p.add_argument(
+        "--equivalence-margin",
+        type=_margin,
+        default=None,
+        metavar="M",
+        help="smallest difference that matters, in the metric's units (e.g. 0.01 accuracy): "
+        "adds TOST verdicts and the Bayesian comparison; no default, none suits every metric",
+    )
+    p.add_argument(
+        "--cliques",
+        choices=CLIQUE_METHODS,
+        default="nemenyi",
+        help="what joins models in the CD diagram: Nemenyi's CD (default) or Holm-adjusted "
+        "Wilcoxon signed-rank tests on per-task means",
+    )
+    p.add_argument(
+        "--missing",
+        choices=MISSING_RULES,
+        default="drop-models",
+        help="rank table with absent cells: leave out models missing on some task (default) "
+        "or tasks missing some model",
+    )
+    p.add_argument(
+        "--rank-resamples",
+        type=_positive,
+        default=2_000,
+        metavar="B",
+        help="bootstrap resamples of the tasks for rank stability (default 2000)",
+    )
+    p.add_argument(
+        "--posterior-samples",
+        type=_positive,
+        default=50_000,
+        metavar="S",
+        help="posterior draws of the Bayesian signed-rank test (default 50000)",
+    )
     return p
 
 
@@ -75,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         "ci": args.ci,
         "pairwise_method": args.pairwise,
         "bootstrap_seed": args.bootstrap_seed,
+        "equivalence_margin": args.equivalence_margin,
+        "cliques": args.cliques,
+        "missing": args.missing,
+        "n_task_resamples": args.rank_resamples,
+        "n_posterior_samples": args.posterior_samples,
     }
     try:
         if args.from_csv:
@@ -107,8 +179,34 @@ def main(argv: list[str] | None = None) -> int:
     for col in ("mean", "half_width", "low", "high"):
         table[col] = table[col].map(num)
     print(table.rename(columns={"half_width": "±h"}).to_string(index=False))
+    _print_closing_notes(report)
     print(f"\nreport: {path}")
     return 0
+
+
+def _print_closing_notes(report: BenchmarkReport) -> None:
+    """Each pair's verdict and posterior (with a margin) and the ranking's robustness."""
+    analysis = report.analysis()
+    eq = analysis.equivalence
+    if not eq.empty:
+        cols = ["task", "model_a", "model_b", "mean_diff", "tost_p_holm", "verdict"]
+        shown = eq[cols + ["p_a_better", "p_rope", "p_b_better"]].copy()
+        shown["mean_diff"] = shown["mean_diff"].map(num)
+        for col in ("tost_p_holm", "p_a_better", "p_rope", "p_b_better"):
+            shown[col] = shown[col].map(prob)
+        print(f"\nequivalence (margin {analysis.settings.equivalence_margin:g}):")
+        print(shown.to_string(index=False))
+    rob = analysis.robustness
+    if rob.applicable:
+        pairs = rob.pairs.copy()
+        for col in ("bootstrap_agreement", "loo_agreement"):
+            pairs[col] = pairs[col].map(prob)
+        pairs["gap"] = pairs["gap"].map(lambda g: f"{g:.2f}")
+        pairs["tasks_needed"] = pairs["tasks_needed"].map(count)
+        print(f"\nrank probabilities (bootstrap over tasks, B = {rob.n_resamples}):")
+        print(rob.rank_probabilities.apply(lambda col: col.map(prob)).to_string())
+        print("\nrank stability per pair:")
+        print(pairs.to_string(index=False))
 
 
 if __name__ == "__main__":

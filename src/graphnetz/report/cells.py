@@ -1,4 +1,5 @@
-"""Shared cell logic of the tables: best model per task and CI overlap with the best."""
+"""Shared cell logic of the tables: best model per task and CI overlap with the best, the
+formats of numbers, and Markdown tables and image links."""
 
 from __future__ import annotations
 
@@ -42,3 +43,18 @@ def pval(p: float) -> str:
 def slug(name: str) -> str:
     """File-name-safe form of a task name: ``cora/node_cls`` -> ``cora_node_cls``."""
     return "".join(c if c.isalnum() or c in "-." else "_" for c in name).strip("_") or "task"
+
+
+def md_table(header: list[str], rows: list[list]) -> list[str]:
+    """A Markdown table (``|`` in cells escaped) followed by a blank line."""
+    out = [
+        "| " + " | ".join(h.replace("|", "\\|") for h in header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    return out + [""]
+
+
+def md_image(figures: str | None, name: str, alt: str) -> list[str]:
+    """The link to ``figures/name.png`` (nothing when the report has no figures)."""
+    return [f"![{alt}]({figures}/{name}.png)", ""] if figures else []

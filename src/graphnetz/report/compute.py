@@ -10,12 +10,13 @@ from typing import Any
 
 import pandas as pd
 
-from .across_tasks import critical_difference, rank_analysis
+from .across_tasks import critical_difference, rank_analysis, rank_robustness
 from .analysis import ReportAnalysis, ReportSettings
 from .cost import cost_frame
 from .datasets import dataset_section
+from .equivalence import bayes_across_frame, equivalence_frame
 from .records import COLUMNS
-from .within_task import pairwise_frame, power_frame, summary_frame
+from .within_task import Pairing, pairwise_frame, power_frame, summary_frame, unpaired_frame
 
 
 def long_table(data: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -55,15 +56,25 @@ def analyse(
     runs: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     n_duplicates: int = 0,
     provenance: Mapping[str, Any] | None = None,
+    pairing: Pairing | None = None,
 ) -> ReportAnalysis:
     """Every statistic of the report for ``settings``.
 
     ``data``: the long table (``task, model, seed, metric, value, direction``); ``runs``:
-    the ``skipped``, ``failed`` and ``unreadable`` runs, named in the report.
+    the ``skipped``, ``failed`` and ``unreadable`` runs, named in the report; ``pairing``:
+    each run's pairing fingerprint by (task, model, seed), where the runs recorded one.
     """
     runs = runs or {}
-    sel = select(data, primary_metrics, settings.metric)
-    pairwise = pairwise_frame(sel, settings.alpha, settings.pairwise_method)
+    st = settings
+    sel = select(data, primary_metrics, st.metric)
+    pairwise = pairwise_frame(sel, st.alpha, st.pairwise_method, pairing)
+    ranks = rank_analysis(sel, st.alpha, st.missing)
+    margin = st.equivalence_margin
+    draws = {"n_samples": st.n_posterior_samples, "seed": st.bootstrap_seed}
+    equivalence, across = pd.DataFrame(), pd.DataFrame()
+    if margin is not None:
+        equivalence = equivalence_frame(sel, pairwise, margin, st.alpha, pairing=pairing, **draws)
+        across = bayes_across_frame(sel, margin, **draws)
     kept = set(sel["task"])
     return ReportAnalysis(
         settings=settings,
@@ -76,7 +87,7 @@ def analyse(
             sel, settings.alpha, settings.ci, settings.n_resamples, settings.bootstrap_seed
         ),
         pairwise=pairwise,
-        critical_difference=critical_difference(rank_analysis(sel, settings.alpha)),
+        critical_difference=critical_difference(ranks, sel, st.cliques),
         power=power_frame(pairwise, settings.alpha),
         cost=cost_frame(data, sel),
         datasets=dataset_section(datasets),
@@ -85,4 +96,8 @@ def analyse(
         unreadable=tuple(runs.get("unreadable", ())),
         n_duplicates=n_duplicates,
         provenance=dict(provenance or {}),
+        equivalence=equivalence,
+        bayes_across=across,
+        robustness=rank_robustness(ranks, st.n_task_resamples, st.bootstrap_seed),
+        unpaired=unpaired_frame(sel, pairing),
     )

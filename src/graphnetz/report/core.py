@@ -31,9 +31,13 @@ from .settings import (
     PAIRWISE_METHODS,
     Setting,
     choice,
+    positive_int,
     valid_alpha,
     valid_ci,
+    valid_cliques,
+    valid_margin,
     valid_metric,
+    valid_missing,
     valid_pairwise_method,
 )
 from .within_task import pairwise_frame, power_frame, summary_frame
@@ -49,7 +53,14 @@ class BenchmarkReport:
     test metric; ``"accuracy"`` = test accuracy; ``"val:accuracy"`` = another split),
     ``alpha``, ``ci`` ("t" | "bootstrap"), ``bootstrap_seed``, ``n_resamples`` and
     ``pairwise_method`` ("t" | "wilcoxon"), which drives significance marks, LaTeX and
-    figures at once.
+    figures at once; ``equivalence_margin`` (None: no equivalence/Bayesian section; else
+    the margin in the metric's units), ``cliques`` ("nemenyi" | "wilcoxon-holm"),
+    ``missing`` ("drop-models" | "drop-tasks": how the rank table handles absent cells),
+    ``n_task_resamples`` (bootstrap over tasks) and ``n_posterior_samples`` (Bayesian
+    test); ``bootstrap_seed`` seeds every resampling.
+
+    ``pairing`` maps (task, model, seed) to the run's pairing fingerprint (run records
+    carry one); seed-pairs whose fingerprints differ are reported as unpaired.
 
     ``datasets`` are the Datasets section's entries (:func:`records.dataset_entry`); the
     raw results (``data``) are fixed once constructed. Every statistic comes from
@@ -67,12 +78,18 @@ class BenchmarkReport:
         failed: Iterable[Mapping[str, Any]] = (),
         unreadable: Iterable[Mapping[str, Any]] = (),
         datasets: Iterable[Mapping[str, Any]] = (),
+        pairing: Iterable[Mapping[str, Any]] = (),
         metric: str | None = None,
         alpha: float = 0.05,
         ci: str = "t",
         bootstrap_seed: int = 0,
         n_resamples: int = 10_000,
         pairwise_method: str = "t",
+        equivalence_margin: float | None = None,
+        cliques: str = "nemenyi",
+        missing: str = "drop-models",
+        n_task_resamples: int = 2_000,
+        n_posterior_samples: int = 50_000,
     ) -> None:
         self.data, self.duplicates = long_table(data)
         if self.duplicates:
@@ -88,6 +105,7 @@ class BenchmarkReport:
         self.skipped = [dict(r) for r in skipped]
         self.failed = [dict(r) for r in failed]
         self.unreadable = [dict(r) for r in unreadable]
+        self.pairing = [dict(p) for p in pairing]
         self._analysis: ReportAnalysis | None = None
         self.datasets = datasets
         self.metric = metric
@@ -96,12 +114,22 @@ class BenchmarkReport:
         self.bootstrap_seed = int(bootstrap_seed)
         self.n_resamples = int(n_resamples)
         self.pairwise_method = pairwise_method
+        self.equivalence_margin = equivalence_margin
+        self.cliques = cliques
+        self.missing = missing
+        self.n_task_resamples = n_task_resamples
+        self.n_posterior_samples = n_posterior_samples
 
     # ------------------------------------------------------------------ settings
     metric = Setting(valid_metric)
     alpha = Setting(valid_alpha)
     ci = Setting(valid_ci)
     pairwise_method = Setting(valid_pairwise_method)
+    equivalence_margin = Setting(valid_margin)
+    cliques = Setting(valid_cliques)
+    missing = Setting(valid_missing)
+    n_task_resamples = Setting(positive_int("n_task_resamples"))
+    n_posterior_samples = Setting(positive_int("n_posterior_samples"))
 
     @property
     def datasets(self) -> tuple[dict[str, Any], ...]:
@@ -134,6 +162,7 @@ class BenchmarkReport:
             failed=acc.failed,
             unreadable=acc.unreadable,
             datasets=acc.datasets,
+            pairing=acc.pairing,
             **settings,
         )
 
@@ -176,6 +205,7 @@ class BenchmarkReport:
             failed=runs.get("failed", ()),
             unreadable=runs.get("unreadable", ()),
             datasets=doc.get("datasets", ()),
+            pairing=doc.get("pairing", ()),
             **{**doc.get("settings", {}), **settings},
         )
 
@@ -219,15 +249,34 @@ class BenchmarkReport:
             runs=runs,
             n_duplicates=len(self.duplicates),
             provenance=self.provenance,
+            pairing=self._pairing(),
         )
 
+    def _pairing(self) -> dict[tuple[str, str, int], Any]:
+        return {(p["task"], p["model"], int(p["seed"])): p["pairing"] for p in self.pairing}
+
     def _warned(self) -> ReportAnalysis:
-        """The analysis, warning (at the caller's caller) about models left out of ranks."""
+        """The analysis, warning (at the caller's caller) about what the ranking left out or
+        refused and about unpaired seed-pairs."""
         analysis = self.analysis()
-        dropped = analysis.ranks.dropped_models
-        if dropped:
+        ranks = analysis.ranks
+        if ranks.dropped_models:
             warnings.warn(
-                f"models not present on every task are left out of the rank table: {dropped}",
+                f"models not present on every task are left out of the rank table: "
+                f"{ranks.dropped_models}",
+                stacklevel=3,
+            )
+        if ranks.dropped_tasks:
+            warnings.warn(
+                f"tasks lacking some model are left out of the rank table: {ranks.dropped_tasks}",
+                stacklevel=3,
+            )
+        if len(analysis.tasks) >= 2 and not ranks.applicable:
+            warnings.warn(f"no ranking across tasks: {ranks.reason}", stacklevel=3)
+        if not analysis.unpaired.empty:
+            warnings.warn(
+                f"{len(analysis.unpaired)} seed-pair(s) are not paired (their runs' pairing "
+                "fingerprints differ) and are left out of the paired tests",
                 stacklevel=3,
             )
         return analysis
@@ -245,7 +294,7 @@ class BenchmarkReport:
         method = choice("pairwise_method", method or self.pairwise_method, PAIRWISE_METHODS)
         if method == self.pairwise_method:
             return self.analysis().pairwise.copy()
-        return pairwise_frame(self.selected(), self.alpha, method)
+        return pairwise_frame(self.selected(), self.alpha, method, self._pairing())
 
     def friedman(self) -> RankAnalysis:
         """Rank table over tasks (models present on every task only) and the Friedman test."""
@@ -282,6 +331,7 @@ class BenchmarkReport:
             "runs": {"skipped": self.skipped, "failed": self.failed, "unreadable": self.unreadable},
             "results": self.data.to_dict("records"),
             "datasets": [{k: v for k, v in e.items() if k != "config"} for e in described],
+            "pairing": self.pairing,
         }
         if include_analysis:
             doc["analysis"] = analysis_dict(self._warned())

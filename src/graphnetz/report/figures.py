@@ -1,5 +1,6 @@
 """Figures of the report (matplotlib, Agg): CD diagram, per-task CI charts, dashboard,
-pairwise significance heatmaps, seed advisor. Each is saved as PNG and PDF.
+pairwise significance heatmaps, seed advisor, Bayesian posterior bars. Each is saved as
+PNG and PDF.
 
 Drawn from the :class:`ReportAnalysis` (``write_figures``) or its parts.
 """
@@ -226,6 +227,39 @@ def seed_advisor(pw: pd.DataFrame, alpha: float, power: float = 0.8) -> plt.Figu
     return fig
 
 
+def posterior_bars(rows: pd.DataFrame, title: str) -> plt.Figure:
+    """One stacked bar per pair: P(A better), P(practically equivalent), P(B better)."""
+    rows = rows.iloc[::-1]  # first pair on top
+    y = np.arange(len(rows))
+    parts = (
+        ("p_a_better", "A better", BEST_COLOR),
+        ("p_rope", "inside ROPE", "#bbbbbb"),
+        ("p_b_better", "B better", "#d9822b"),
+    )
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.4 * len(rows)))
+        left = np.zeros(len(rows))
+        for col, label, color in parts:
+            values = rows[col].fillna(0.0).to_numpy()
+            ax.barh(y, values, left=left, color=color, label=label, height=0.6)
+            for yi, v, x0 in zip(y, values, left, strict=True):
+                if v >= 0.08:
+                    ink = "white" if color == BEST_COLOR else "black"
+                    ax.text(
+                        x0 + v / 2, yi, f"{v:.2f}", ha="center", va="center", fontsize=7, color=ink
+                    )
+            left += values
+        ax.set_yticks(
+            y, [f"{a} vs {b}" for a, b in zip(rows["model_a"], rows["model_b"], strict=True)]
+        )
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("posterior probability (Bayesian signed-rank test)")
+        ax.set_title(title)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        fig.tight_layout()
+    return fig
+
+
 def write_figures(analysis: ReportAnalysis, directory: str | Path) -> list[Path]:
     """Draw every figure into ``directory``; returns the written paths."""
     directory = Path(directory)
@@ -254,4 +288,16 @@ def write_figures(analysis: ReportAnalysis, directory: str | Path) -> list[Path]
     fig = seed_advisor(pw, alpha)
     if fig is not None:
         paths += _save(fig, directory, "seed_advisor")
+    margin = analysis.settings.equivalence_margin
+    eq = analysis.equivalence
+    for task in dict.fromkeys(eq["task"]) if not eq.empty else ():
+        rows = eq[(eq["task"] == task) & eq["p_rope"].notna()]
+        if len(rows):
+            title = f"{task}: posterior, ROPE ±{margin:g}"
+            paths += _save(posterior_bars(rows, title), directory, f"bayes_{slug(task)}")
+    if not analysis.bayes_across.empty:
+        title = f"Across tasks (per-task means): posterior, ROPE ±{margin:g}"
+        paths += _save(
+            posterior_bars(analysis.bayes_across, title), directory, "bayes_across_tasks"
+        )
     return paths

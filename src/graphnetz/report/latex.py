@@ -1,4 +1,5 @@
-"""LaTeX tables (booktabs): summary cells ``$mean_{\\pm h}$``, pairwise tests, mean ranks.
+"""LaTeX tables (booktabs): summary cells ``$mean_{\\pm h}$``, pairwise tests, mean ranks,
+equivalence verdicts with Bayesian probabilities, and the robustness of the ranking.
 
 Functions of the :class:`ReportAnalysis`.
 """
@@ -135,14 +136,105 @@ def ranks_table(analysis: ReportAnalysis) -> str | None:
     return "\n".join(lines)
 
 
+def _prob(value: float) -> str:
+    return "n/a" if pd.isna(value) else f"{value:.3f}"
+
+
+def equivalence_table(analysis: ReportAnalysis) -> str | None:
+    """TOST verdict and Bayesian probabilities per pair within each task (with a margin)."""
+    eq = analysis.equivalence
+    margin = analysis.settings.equivalence_margin
+    if margin is None or eq.empty:
+        return None
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{Equivalence within the margin $m = " + f"{margin:g}" + r"$: paired TOST "
+        r"(Holm-adjusted within each task) against the difference test, and the Bayesian "
+        r"signed-rank test with ROPE $[-m, m]$ (Benavoli et al., 2017). Verdicts: different, "
+        r"equivalent, different but trivial (significant and inside the margin), "
+        r"undetermined.}",
+        r"\label{tab:equivalence}",
+        r"\begin{tabular}{lllrrrlrrr}",
+        r"\toprule",
+        r"Task & A & B & $\Delta\mu$ & $p_{\mathrm{TOST}}$ & $p_{\mathrm{diff}}$ & Verdict & "
+        r"$P(A)$ & $P(\mathrm{ROPE})$ & $P(B)$ \\",
+    ]
+    for task in dict.fromkeys(eq["task"]):
+        lines.append(r"\midrule")
+        for r in eq[eq["task"] == task].to_dict("records"):
+            lines.append(
+                f"{escape(task)} & {escape(r['model_a'])} & {escape(r['model_b'])} & "
+                f"{num(r['mean_diff'])} & {pval(r['tost_p_holm'])} & {pval(r['diff_p_holm'])} & "
+                f"{r['verdict']} & {_prob(r['p_a_better'])} & {_prob(r['p_rope'])} & "
+                f"{_prob(r['p_b_better'])} \\\\"
+            )
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def robustness_table(analysis: ReportAnalysis) -> str | None:
+    """Rank probabilities and, per pair, verdict survival and tasks needed."""
+    rob = analysis.robustness
+    if not rob.applicable:
+        return None
+    probs = rob.rank_probabilities
+    k = len(probs.columns)
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{Robustness of the ranking: probability of each rank under $B = "
+        rf"{rob.n_resamples}$ bootstrap resamples of the tasks (seed {rob.seed}).}}",
+        r"\label{tab:rank-probabilities}",
+        r"\begin{tabular}{l" + "r" * k + "}",
+        r"\toprule",
+        "Model & " + " & ".join(f"$P(r = {c})$" for c in probs.columns) + r" \\",
+        r"\midrule",
+    ]
+    lines += [
+        f"{escape(m)} & " + " & ".join(_prob(v) for v in row) + r" \\"
+        for m, row in probs.iterrows()
+    ]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    lines += [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{Per pair: mean-rank gap, Nemenyi verdict, share of bootstrap resamples "
+        r"and of leave-one-task-out tables with the same verdict, and the number of tasks at "
+        r"which Nemenyi's CD would reach the observed gap.}",
+        r"\label{tab:rank-stability}",
+        r"\begin{tabular}{llrlrrr}",
+        r"\toprule",
+        r"A & B & Gap & Nemenyi & Bootstrap & Leave-one-out & Tasks needed \\",
+        r"\midrule",
+    ]
+    for r in rob.pairs.to_dict("records"):
+        need = r"$\infty$" if math.isinf(r["tasks_needed"]) else str(int(r["tasks_needed"]))
+        verdict = "separated" if r["separated"] else "not separated"
+        lines.append(
+            f"{escape(r['model_a'])} & {escape(r['model_b'])} & {r['gap']:.2f} & {verdict} & "
+            f"{_prob(r['bootstrap_agreement'])} & {_prob(r['loo_agreement'])} & {need} \\\\"
+        )
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
 def write_tables(analysis: ReportAnalysis, directory: str | Path) -> list[Path]:
-    """Write summary.tex, pairwise.tex and (when applicable) ranks.tex."""
+    """Write summary.tex, pairwise.tex and, when they apply, ranks.tex, equivalence.tex
+    (a margin was given) and robustness.tex."""
     directory = Path(directory)
     paths = [
         write_text(directory / "summary.tex", summary_table(analysis)),
         write_text(directory / "pairwise.tex", pairwise_table(analysis)),
     ]
-    ranks = ranks_table(analysis)
-    if ranks is not None:
-        paths.append(write_text(directory / "ranks.tex", ranks))
+    optional = {
+        "ranks": ranks_table(analysis),
+        "equivalence": equivalence_table(analysis),
+        "robustness": robustness_table(analysis),
+    }
+    for name, text in optional.items():
+        if text is not None:
+            paths.append(write_text(directory / f"{name}.tex", text))
     return paths

@@ -8,27 +8,20 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .analysis import ReportAnalysis
-from .cells import mark_best, num, pval, slug
+from .cells import mark_best, md_image, md_table, num, pval, slug
 from .markdown_datasets import datasets_markdown
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = [
-        "| " + " | ".join(h.replace("|", "\\|") for h in header) + " |",
-        "|" + "---|" * len(header),
-    ]
-    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
-    return out + [""]
+from .markdown_robustness import (
+    equivalence_lines,
+    missing_lines,
+    pairing_lines,
+    robustness_lines,
+)
 
 
 def _seed_count(value: float) -> str | int:
     if pd.isna(value):
         return "n/a"
     return "> 100000" if math.isinf(value) else int(value)
-
-
-def _img(figures: str | None, name: str, alt: str) -> list[str]:
-    return [f"![{alt}]({figures}/{name}.png)", ""] if figures else []
 
 
 def summary_lines(analysis: ReportAnalysis) -> list[str]:
@@ -49,7 +42,7 @@ def summary_lines(analysis: ReportAnalysis) -> list[str]:
                 ci,
             ]
         )
-    return _table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
+    return md_table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
 
 
 def _runs(title: str, entries: Sequence[Mapping], key: str) -> list[str]:
@@ -108,7 +101,7 @@ def cost_lines(analysis: ReportAnalysis) -> list[str]:
         ]
         for r in cost.to_dict("records")
     ]
-    return L + _table(["task", "model", "n", "s per run", "epochs run", "s per epoch"], rows)
+    return L + md_table(["task", "model", "n", "s per run", "epochs run", "s per epoch"], rows)
 
 
 def _header(a: ReportAnalysis) -> list[str]:
@@ -183,12 +176,12 @@ def pairwise_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
         rows = [_pair_cells(r) for r in pw[pw["task"] == task].to_dict("records")]
         L += _wilcoxon_floor(pw[pw["task"] == task], a.settings.alpha)
         if rows:
-            L += _table([*header, "note"], rows)
+            L += md_table([*header, "note"], rows)
         else:
             L += ["Only one model: nothing to compare.", ""]
-        L += _img(figures, f"task_{slug(task)}", task)
+        L += md_image(figures, f"task_{slug(task)}", task)
         if rows:
-            L += _img(figures, f"pairwise_{slug(task)}", f"{task} pairwise p")
+            L += md_image(figures, f"pairwise_{slug(task)}", f"{task} pairwise p")
     return L
 
 
@@ -214,28 +207,41 @@ def across_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
             f"{', '.join(ranks.dropped_models)}.",
             "",
         ]
+    L += missing_lines(ranks)
     if not ranks.applicable:
         return L + [ranks.conclusion, ""]
     f = ranks.friedman
-    L += _table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
+    L += md_table(["model", "mean rank"], [[m, f"{v:.2f}"] for m, v in cd.mean_ranks.items()])
     L += [
         f"- Friedman χ²_F = {f.statistic:.3f} (dof {f.dof}), p = {pval(f.pvalue)}",
         _iman_davenport(f),
         f"- Nemenyi CD (α = {a.settings.alpha:g}, q_α = {cd.q_alpha:.3f}, N = {f.n_tasks}, "
         f"k = {f.k}) = {cd.cd:.3f}",
-        "- groups not separated by CD: "
+        f"- {_clique_rule(cd.clique_method)}: "
         + ("; ".join("{" + ", ".join(c) + "}" for c in cd.cliques) or "none"),
         "",
         f"**{ranks.conclusion}**",
         "",
     ]
-    L += _img(figures, "cd_diagram", "critical difference diagram")
+    L += md_image(figures, "cd_diagram", "critical difference diagram")
+    bar_rule = (
+        "differ by less than the critical difference CD and are not significantly "
+        "different by Nemenyi"
+        if cd.clique_method == "nemenyi"
+        else "include no pair that the Holm-adjusted Wilcoxon signed-rank test on per-task "
+        "means calls significantly different (the CD bar is still Nemenyi's)"
+    )
     return L + [
         "How to read the CD diagram: models sit on the axis at their mean rank "
-        "(1 = best, on the left). Models joined by a red bar differ by less than the "
-        "critical difference CD and are not significantly different by Nemenyi.",
+        f"(1 = best, on the left). Models joined by a red bar {bar_rule}.",
         "",
     ]
+
+
+def _clique_rule(method: str) -> str:
+    if method == "nemenyi":
+        return "groups not separated by CD"
+    return "groups with no significant pair (Wilcoxon signed-rank on per-task means, Holm)"
 
 
 def advisor_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
@@ -262,8 +268,8 @@ def advisor_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
         for r in a.power.to_dict("records")
     ]
     if rows:
-        L += _table(["task", "A", "B", "n", "σ_d", "mdd", "Δ targeted", "seeds needed"], rows)
-    return L + _img(figures, "seed_advisor", "seed advisor")
+        L += md_table(["task", "A", "B", "n", "σ_d", "mdd", "Δ targeted", "seeds needed"], rows)
+    return L + md_image(figures, "seed_advisor", "seed advisor")
 
 
 def runs_lines(a: ReportAnalysis) -> list[str]:
@@ -297,9 +303,12 @@ def render(analysis: ReportAnalysis, figures: str | None = None) -> str:
         "",
     ]
     L += summary_lines(analysis)
-    L += _img(figures, "dashboard", "all tasks")
+    L += md_image(figures, "dashboard", "all tasks")
     L += pairwise_lines(analysis, figures)
+    L += pairing_lines(analysis)
+    L += equivalence_lines(analysis, figures)
     L += across_lines(analysis, figures)
+    L += robustness_lines(analysis)
     L += cost_lines(analysis)
     L += advisor_lines(analysis, figures)
     L += runs_lines(analysis)

@@ -54,6 +54,8 @@ class Collected:
     versions: dict[str, set[str]] = field(default_factory=dict)
     #: One :func:`dataset_entry` per ok run record (input of the Datasets section).
     datasets: list[dict[str, Any]] = field(default_factory=list)
+    #: ``task, model, seed, pairing`` of each ok record that carries a pairing fingerprint.
+    pairing: list[dict[str, Any]] = field(default_factory=list)
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
@@ -127,6 +129,8 @@ def add_record(acc: Collected, raw: Any, path: str | None = None) -> None:
     for lib, ver in rec.versions.items():
         acc.versions.setdefault(str(lib), set()).add(str(ver))
     acc.datasets.append(dataset_entry(rec, path))
+    if rec.pairing:
+        acc.pairing.append({**row, "pairing": rec.pairing})
 
 
 def _number(raw: Any) -> float | None:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .analysis import DatasetSection, ReportAnalysis
+from .analysis import DatasetSection, RankRobustness, ReportAnalysis
 
 
 def _clean(obj: Any) -> Any:
@@ -46,9 +46,28 @@ def datasets_dict(section: DatasetSection) -> dict[str, Any]:
     }
 
 
+def robustness_dict(rob: RankRobustness) -> dict[str, Any]:
+    """Rank probabilities (model -> rank -> P), verdict survival per pair, leave-one-out."""
+    doc: dict[str, Any] = {"applicable": rob.applicable, "reason": rob.reason}
+    if rob.applicable:
+        doc.update(
+            n_resamples=rob.n_resamples,
+            seed=rob.seed,
+            order_stability=rob.order_stability,
+            rank_probabilities={
+                m: {str(r): p for r, p in row.items()}
+                for m, row in rob.rank_probabilities.iterrows()
+            },
+            pairs=_records(rob.pairs),
+            leave_one_out={t: row.to_dict() for t, row in rob.loo.iterrows()},
+        )
+    return doc
+
+
 def analysis_dict(analysis: ReportAnalysis) -> dict[str, Any]:
-    """Summary, pairwise tests, across-task ranks and tests, seed advisor, excluded tasks
-    and the Datasets section."""
+    """Summary, pairwise tests, equivalence and Bayesian comparison, across-task ranks and
+    tests with their robustness, seed advisor, unpaired seed-pairs, excluded tasks and the
+    Datasets section."""
     cd = analysis.critical_difference
     ranks = cd.ranks
     across: dict[str, Any] = {
@@ -58,6 +77,9 @@ def analysis_dict(analysis: ReportAnalysis) -> dict[str, Any]:
         "tasks": ranks.tasks,
         "models": ranks.models,
         "dropped_models": ranks.dropped_models,
+        "missing": ranks.missing,
+        "dropped_tasks": ranks.dropped_tasks,
+        "missing_cells": [{"task": t, "model": m} for t, m in ranks.missing_cells],
     }
     if ranks.applicable:
         f = ranks.friedman
@@ -81,12 +103,24 @@ def analysis_dict(analysis: ReportAnalysis) -> dict[str, Any]:
                 "cliques": [list(c) for c in cd.cliques],
                 "pvalues": {m: row.to_dict() for m, row in cd.nemenyi_p.iterrows()},
             },
+            cliques={
+                "method": cd.clique_method,
+                "groups": [list(c) for c in cd.cliques],
+                "wilcoxon_holm_pvalues": {m: row.to_dict() for m, row in cd.wilcoxon_p.iterrows()},
+            },
         )
     return {
         "summary": _records(analysis.summary),
         "pairwise": _records(analysis.pairwise),
+        "equivalence": {
+            "margin": analysis.settings.equivalence_margin,
+            "within_task": _records(analysis.equivalence),
+            "bayesian_across_tasks": _records(analysis.bayes_across),
+        },
         "across_tasks": across,
+        "robustness": robustness_dict(analysis.robustness),
         "seed_advisor": _records(analysis.power),
+        "unpaired": _records(analysis.unpaired),
         "excluded_tasks": list(analysis.excluded_tasks),
         "datasets": datasets_dict(analysis.datasets),
     }

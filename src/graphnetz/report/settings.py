@@ -11,6 +11,8 @@ from . import records as rec_io
 
 CI_METHODS = ("t", "bootstrap")
 PAIRWISE_METHODS = ("t", "wilcoxon")
+CLIQUE_METHODS = ("nemenyi", "wilcoxon-holm")
+MISSING_RULES = ("drop-models", "drop-tasks")
 
 
 def choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
@@ -57,3 +59,25 @@ def valid_ci(_: Any, value: str) -> str:
 
 def valid_pairwise_method(_: Any, value: str) -> str:
     return choice("pairwise_method", value, PAIRWISE_METHODS)
+
+
+def valid_cliques(_: Any, value: str) -> str:
+    return choice("cliques", value, CLIQUE_METHODS)
+
+
+def valid_missing(_: Any, value: str) -> str:
+    return choice("missing", value, MISSING_RULES)
+
+
+def valid_margin(_: Any, value: float | None) -> float | None:
+    """None (no equivalence analysis) or a finite positive margin in the metric's units."""
+    return None if value is None else stats.check_margin(value)
+
+
+def positive_int(name: str) -> Callable[[Any, Any], int]:
+    def validate(_: Any, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        return value
+
+    return validate

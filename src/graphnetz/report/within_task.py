@@ -7,7 +7,8 @@ direction``; one row per task × model × seed) that return plain DataFrames.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -102,6 +103,61 @@ def summary_frame(
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
+#: (task, model, seed) -> the run's pairing fingerprint (what a paired comparison
+#: assumes is shared: dataset content, split, evaluation negatives).
+Pairing = Mapping[tuple[str, str, int], Mapping[str, Any]]
+
+
+class AlignedPair(NamedTuple):
+    """Two models' values on their common, truly paired seeds within one task.
+
+    ``values``: seed-indexed columns ``a`` and ``b``; ``unpaired``: (seed, parts that
+    differ) for the common seeds whose two runs have different pairing fingerprints.
+    """
+
+    task: str
+    a: str
+    b: str
+    values: pd.DataFrame
+    unpaired: list[tuple[int, list[str]]]
+
+
+def differing_parts(first: Mapping[str, Any] | None, second: Mapping[str, Any] | None):
+    """The fingerprint parts two runs of a seed-pair do not share; [] when either run has
+    no fingerprint (a CSV, an old record): nothing to check, so nothing is flagged."""
+    if not first or not second:
+        return []
+    return sorted(k for k in set(first) | set(second) if first.get(k) != second.get(k))
+
+
+def aligned_pairs(selected: pd.DataFrame, pairing: Pairing | None = None) -> Iterator[AlignedPair]:
+    """Every model pair of each task, on the seeds both ran, in first-seen order; a seed
+    whose two runs differ in their pairing fingerprint is moved to ``unpaired``."""
+    pairing = pairing or {}
+    for task in dict.fromkeys(selected["task"]):
+        t = selected[selected["task"] == task]
+        wide = t.pivot(index="seed", columns="model", values="value")
+        for a, b in itertools.combinations(dict.fromkeys(t["model"]), 2):
+            both = wide[[a, b]].dropna()
+            unpaired = []
+            for seed in both.index:
+                parts = differing_parts(pairing.get((task, a, seed)), pairing.get((task, b, seed)))
+                if parts:
+                    unpaired.append((int(seed), parts))
+            both = both.drop(index=[s for s, _ in unpaired])
+            yield AlignedPair(task, a, b, both, unpaired)
+
+
+def unpaired_frame(selected: pd.DataFrame, pairing: Pairing | None) -> pd.DataFrame:
+    """One row per seed-pair whose runs do not share their pairing fingerprint."""
+    rows = [
+        {"task": p.task, "model_a": p.a, "model_b": p.b, "seed": seed, "differs": ", ".join(parts)}
+        for p in aligned_pairs(selected, pairing)
+        for seed, parts in p.unpaired
+    ]
+    return pd.DataFrame(rows, columns=["task", "model_a", "model_b", "seed", "differs"])
+
+
 def _pair_row(task: str, a: str, b: str, both: pd.DataFrame) -> dict:
     """Paired t and Wilcoxon on the common seeds of models ``a`` and ``b`` (unadjusted p)."""
     row = {
@@ -140,29 +196,36 @@ def _pair_row(task: str, a: str, b: str, both: pd.DataFrame) -> dict:
     return row
 
 
-def pairwise_frame(selected: pd.DataFrame, alpha: float, method: str) -> pd.DataFrame:
+def _row_of(pair: AlignedPair) -> dict:
+    row = _pair_row(pair.task, pair.a, pair.b, pair.values)
+    if pair.unpaired:
+        seeds = ", ".join(str(s) for s, _ in pair.unpaired)
+        note = f"unpaired seed(s) {seeds} (pairing fingerprints differ): left out"
+        row["note"] = "; ".join(n for n in (note, row["note"]) if n)
+    return row
+
+
+def pairwise_frame(
+    selected: pd.DataFrame, alpha: float, method: str, pairing: Pairing | None = None
+) -> pd.DataFrame:
     """Every model pair within each task on seed-aligned differences d = A − B.
 
     Paired t and Wilcoxon p-values are Holm-adjusted across the pairs of the task;
     ``significant`` follows ``method`` ("t" | "wilcoxon"); ``agree`` says whether both
     tests reach the same decision. Pairs with fewer than 2 common seeds are kept as
-    untestable rows (p = NaN, not counted in Holm's m).
+    untestable rows (p = NaN, not counted in Holm's m). Seeds whose two runs differ in
+    their ``pairing`` fingerprint are not pairs: left out, and named in ``note``.
     """
     out = []
-    for task in dict.fromkeys(selected["task"]):
-        t = selected[selected["task"] == task]
-        wide = t.pivot(index="seed", columns="model", values="value")
-        models = list(dict.fromkeys(t["model"]))
-        rows = [
-            _pair_row(task, a, b, wide[[a, b]].dropna())
-            for a, b in itertools.combinations(models, 2)
-        ]
+    directions = selected.groupby("task", sort=False)["direction"].first()
+    by_task: dict[str, list[dict]] = {}
+    for pair in aligned_pairs(selected, pairing):
+        by_task.setdefault(pair.task, []).append(_row_of(pair))
+    for task, rows in by_task.items():
         frame = pd.DataFrame(rows)
-        if frame.empty:
-            continue
         frame["t_p_holm"] = stats.holm_adjust(frame["t_p"].to_numpy())
         frame["w_p_holm"] = stats.holm_adjust(frame["w_p"].to_numpy())
-        frame["direction"] = t["direction"].iloc[0]
+        frame["direction"] = directions[task]
         out.append(frame)
     if not out:
         return pd.DataFrame(columns=PAIRWISE_COLUMNS)

@@ -24,8 +24,10 @@ def write_report(
     results: str,
 ) -> Path:
     """figures/*.{png,pdf}, tables/*.tex, results.csv (``results``, see :func:`results_csv`),
-    summary.csv, report.json (``document``: the raw results with the analysis) and
-    report.md, in that order.
+    summary.csv, pairwise.csv, equivalence.csv and bayes_across_tasks.csv (with a margin),
+    rank_stability.csv and rank_probabilities.csv (when ranked), unpaired.csv (when some
+    seed-pair is not paired), report.json (``document``: the raw results with the
+    analysis) and report.md, in that order.
 
     Returns the path of ``report.md``. Every file is written atomically.
     """
@@ -35,6 +37,8 @@ def write_report(
     write_tables(analysis, directory / "tables")
     write_text(directory / "results.csv", results)
     write_text(directory / "summary.csv", analysis.summary.to_csv(index=False))
+    for name, frame in analysis_tables(analysis).items():
+        write_text(directory / f"{name}.csv", frame.to_csv(index=name == "rank_probabilities"))
     write_text(directory / "report.json", dumps(dict(document)))
     return write_text(directory / "report.md", render(analysis, figures="figures"))
 
@@ -48,3 +52,17 @@ def results_csv(data: pd.DataFrame, primary_metrics: Mapping[str, str]) -> str:
         ["_task", "_other"], kind="stable"
     )
     return order.drop(columns=["_task", "_other"]).to_csv(index=False)
+
+
+def analysis_tables(analysis: ReportAnalysis) -> dict[str, pd.DataFrame]:
+    """The analysis' per-pair tables that have content, by CSV name."""
+    rob = analysis.robustness
+    tables = {
+        "pairwise": analysis.pairwise,
+        "equivalence": analysis.equivalence,
+        "bayes_across_tasks": analysis.bayes_across,
+        "rank_stability": rob.pairs,
+        "rank_probabilities": rob.rank_probabilities.rename_axis("model"),
+        "unpaired": analysis.unpaired,
+    }
+    return {name: frame for name, frame in tables.items() if not frame.empty}

@@ -33,7 +33,9 @@ def paired_t_test(a: ArrayLike, b: ArrayLike) -> PairedTest:
     """Two-sided paired t-test: ``T = d̄ / (σ̂_d / √S)`` with S − 1 degrees of freedom.
 
     Degenerate cases: S < 2 ⇒ p = NaN; all differences zero ⇒ p = 1 (no evidence of any
-    difference); constant non-zero differences ⇒ σ̂_d = 0, T undefined, p = NaN.
+    difference); constant non-zero differences (σ̂_d = 0, d̄ ≠ 0) ⇒ T = ±∞ and p = 0, with
+    a note: every seed moved by the same amount, which the t-test's limit σ̂_d → 0 calls
+    certain (the Wilcoxon test, bounded by its seed count, stays the sober reading).
     """
     d = as_pair(a, b)
     n = d.size
@@ -44,9 +46,9 @@ def paired_t_test(a: ArrayLike, b: ArrayLike) -> PairedTest:
         return PairedTest(0.0, 1.0, n, "paired t", "all differences are zero")
     sd = d.std(ddof=1)
     if sd == 0:
-        return PairedTest(
-            nan, nan, n, "paired t", "differences are constant (zero variance): t undefined"
-        )
+        t_inf = float(np.copysign(np.inf, d.mean()))
+        note = "differences are constant and non-zero (zero variance): T = ±∞, p = 0"
+        return PairedTest(t_inf, 0.0, n, "paired t", note)
     t = float(d.mean() / (sd / np.sqrt(n)))
     p = float(2.0 * stats.t.sf(abs(t), n - 1))
     return PairedTest(t, p, n, "paired t")

@@ -24,6 +24,7 @@ from graphnetz.tasks.base import GraphTask, TaskData
 from graphnetz.training.build import build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
+from graphnetz.training.pairing import pairing_fingerprint
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.seeding import seed_everything
 
@@ -41,6 +42,7 @@ class Trained:
     data: dict[str, Any]
     dataset_facts: dict[str, Any]
     primary_metric: str
+    pairing: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Built:
     data: TaskData
     model: nn.Module
     module: GraphTask
+    pairing: dict[str, str] | None = None
 
 
 def build_run(spec: RunSpec) -> Built:
@@ -70,6 +73,7 @@ def build_run(spec: RunSpec) -> Built:
         config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
     )
     data = spec.task_cls.prepare(dataset, seed=spec.seed, split=config["dataset"].get("split"))
+    pairing = pairing_fingerprint(dataset, data)  # what a paired comparison assumes shared
     seed_everything(spec.seed)  # model init does not depend on how much randomness prep used
     level = data.level or spec.task_cls.level()
     model = build_model(config["model"], level, data.in_channels, data.out_channels, **data.extras)
@@ -82,7 +86,7 @@ def build_run(spec: RunSpec) -> Built:
         module.primary_metric = data.primary_metric
     if caps.uses_node_features:
         _warn_embedding_decay(spec, data, module)
-    return Built(data, model, module)
+    return Built(data, model, module, pairing)
 
 
 def train_and_evaluate(spec: RunSpec, ckpt: Checkpointing | None = None) -> Trained | Skipped:
@@ -113,6 +117,7 @@ def train_and_evaluate(spec: RunSpec, ckpt: Checkpointing | None = None) -> Trai
         data=data.info,
         dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, loader_cfg),
         primary_metric=module.primary_metric,
+        pairing=built.pairing,
     )
 
 

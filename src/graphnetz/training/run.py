@@ -93,6 +93,7 @@ def _record(
             "data": outcome.data,
             "dataset_facts": outcome.dataset_facts,
             "primary_metric": outcome.primary_metric,
+            "pairing": outcome.pairing,
         }
     elif isinstance(outcome, Skipped):
         fields.update(status="skipped", reason=outcome.reason)
