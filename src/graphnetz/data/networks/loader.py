@@ -1,0 +1,75 @@
+"""Load one network of the catalogue as a simple undirected torch_geometric ``Data``.
+
+Where the file is looked for, in order:
+
+1. the mirror (``paths.data_mirror`` / ``$GRAPHNETZ_DATA_MIRROR``):
+   ``<mirror>/networks/<folder>/<file>``, read in place (never written);
+2. the same layout under the data dir (``<data_dir>/networks/<folder>/<file>``);
+3. the catalogue's CSV archive, downloaded once into the data dir (:mod:`.download`).
+
+When none is there and the download fails, :class:`DatasetUnavailableError` names the
+dataset, the places tried and how to get it. The graph carries no node features: the
+dataset config's ``features`` rule builds them (:mod:`graphnetz.data.feature_rules`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from torch_geometric.data import Data
+
+from graphnetz.data.mirror import MIRROR_ENV, DatasetUnavailableError, resolve_mirror
+from graphnetz.data.networks import download
+from graphnetz.data.networks.catalogue import NetworkEntry, network_entry
+from graphnetz.data.networks.graph import RawGraph, simple_undirected
+
+
+def read_network(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawGraph, str]:
+    """The raw graph of ``entry``'s ``network`` and the path it was read from."""
+    source = entry.mirror_file(network)
+    places = [Path(mirror)] if mirror is not None else []
+    if source is not None:
+        for base in [*places, Path(root)]:
+            path = base / source.relative
+            if path.is_file():
+                return source.read(path, network), str(path)
+    archive = download.archive_path(root, entry.catalogue, network)
+    if not archive.is_file():
+        url = download.archive_url(entry.catalogue, network)
+        try:
+            download.fetch_url(url, archive)
+        except OSError as err:  # URLError, HTTPError, timeouts are OSErrors
+            raise _unavailable(entry, network, mirror, url, err) from err
+    return download.read_csv_archive(archive), str(archive)
+
+
+def _unavailable(
+    entry: NetworkEntry, network: str, mirror, url: str, err
+) -> DatasetUnavailableError:
+    source = entry.mirror_file(network)
+    in_mirror = (
+        f"not in the data mirror (looked for <mirror>/{source.relative}; mirror: "
+        f"{mirror if mirror is not None else f'none set, paths.data_mirror or ${MIRROR_ENV}'})"
+        if source is not None
+        else "not part of the offline mirror"
+    )
+    return DatasetUnavailableError(
+        f"network dataset {entry.name!r} (network {network!r}) is unavailable: {in_mirror}, "
+        f"and downloading {url} failed ({type(err).__name__}: {err}). Allow network access, "
+        f"or put that archive at <data_dir>/networks/netzschleuder/{entry.catalogue}/"
+        f"{network}.csv.zip" + (f", or the file at <mirror>/{source.relative}" if source else "")
+    )
+
+
+def load_network(
+    root: str | os.PathLike, mirror=None, *, name: str, network: str | None = None
+) -> Data:
+    """The simple undirected graph of catalogue entry ``name`` (its ``network``, default
+    the entry's own), without node features; ``data.source`` says which file was read."""
+    entry = network_entry(name)
+    network = network or entry.default_network
+    raw, source = read_network(entry, network, root, resolve_mirror(mirror))
+    data = simple_undirected(raw)
+    data.source = source
+    return data
