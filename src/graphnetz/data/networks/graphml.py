@@ -14,7 +14,7 @@ import gzip
 import io
 import tarfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 from xml.etree import ElementTree
@@ -103,13 +103,27 @@ def _parse(fh: IO[bytes]) -> RawGraph:
     return RawGraph(len(nodes), edges_array(pairs), directed, attrs["node"], attrs["edge"])
 
 
+def _zoo_member(network: str, gml: bool) -> str:
+    return f"gml/{network}.gml" if gml else f"graphml/{network}.graphml"
+
+
+def _zoo_graph(where: str, raw: bytes, gml: bool) -> RawGraph:
+    return read_gml(where, raw.decode("utf-8")) if gml else read_graphml(where, io.BytesIO(raw))
+
+
+def _open_zoo(archive: Path) -> tarfile.TarFile:
+    try:
+        return tarfile.open(archive, "r:gz")
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as err:
+        raise NetworkFormatError(archive, f"truncated or corrupt archive ({err})") from err
+
+
 def topology_zoo_names(archive: str | Path) -> list[str]:
     """The network names in a Topology Zoo ``graphml.tar.gz`` or ``gml.tar.gz``."""
+    archive = Path(archive)
     try:
-        with tarfile.open(archive, "r:gz") as tar:
-            return sorted(
-                Path(m.name).stem for m in tar.getmembers() if m.isfile() and "." in m.name
-            )
+        with _open_zoo(archive) as tar:
+            return sorted(Path(m.name).stem for m in tar.getmembers() if m.isfile())
     except (tarfile.TarError, EOFError, zlib.error, OSError) as err:
         raise NetworkFormatError(archive, f"truncated or corrupt archive ({err})") from err
 
@@ -117,18 +131,29 @@ def topology_zoo_names(archive: str | Path) -> list[str]:
 def read_topology_zoo(archive: str | Path, network: str) -> RawGraph:
     """One network of the Topology Zoo archive (``graphml.tar.gz`` or ``gml.tar.gz``)."""
     archive = Path(archive)
-    names = topology_zoo_names(archive)
-    if network not in names:
-        raise ValueError(
-            f"unknown Topology Zoo network {network!r}; valid: {names[:8]} ... "
-            f"({len(names)} in {archive.name})"
-        )
     gml = archive.name.startswith("gml")
-    member = f"{'gml' if gml else 'graphml'}/{network}.{'gml' if gml else 'graphml'}"
-    with tarfile.open(archive, "r:gz") as tar:
-        raw = tar.extractfile(member).read()
-    where = f"{archive}:{member}"
-    return read_gml(where, raw.decode("utf-8")) if gml else read_graphml(where, io.BytesIO(raw))
+    member = _zoo_member(network, gml)
+    with _open_zoo(archive) as tar:
+        try:
+            raw = tar.extractfile(member).read()
+        except KeyError:
+            names = topology_zoo_names(archive)
+            raise ValueError(
+                f"unknown Topology Zoo network {network!r}; valid: {names[:8]} ... "
+                f"({len(names)} in {archive.name})"
+            ) from None
+    return _zoo_graph(f"{archive}:{member}", raw, gml)
+
+
+def iter_topology_zoo(archive: str | Path) -> Iterator[tuple[str, RawGraph]]:
+    """Every network of the archive, reading it once."""
+    archive = Path(archive)
+    gml = archive.name.startswith("gml")
+    with _open_zoo(archive) as tar:
+        for member in tar:
+            if member.isfile():
+                raw = tar.extractfile(member).read()
+                yield Path(member.name).stem, _zoo_graph(f"{archive}:{member.name}", raw, gml)
 
 
 def read_gml(path: str | Path, text: str | None = None) -> RawGraph:
