@@ -15,12 +15,14 @@ import sys
 import tarfile
 import urllib.error
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 from torch_geometric.data import Data
 
 from graphnetz.config_dir import CONF_DIR
@@ -62,6 +64,7 @@ CATEGORIES = {
     "security",
     "knowledge",
 }
+LABELLED = ("hospital_contacts", "high_school_contacts")  # real node classes in the mirror
 DOWNLOAD_ONLY = (
     "us_patents",
     "as_skitter",
@@ -139,7 +142,8 @@ def test_every_network_yaml_composes_as_a_link_prediction_dataset(make_cfg, name
     cfg = make_cfg(f"dataset={name}")
     assert cfg.dataset.name == name and cfg.task.type == "link_pred"
     assert cfg.dataset.category in CATEGORIES
-    assert list(cfg.dataset.task_types) == ["link_pred"]
+    expected = ["link_pred", "node_cls"] if name in LABELLED else ["link_pred"]
+    assert list(cfg.dataset.task_types) == expected
     assert cfg.dataset.features in FEATURE_RULES
     assert cfg.dataset.loader._target_ == "graphnetz.data.networks.load_network"
     assert cfg.dataset.loader.network == network_entry(name).default_network
@@ -148,10 +152,10 @@ def test_every_network_yaml_composes_as_a_link_prediction_dataset(make_cfg, name
 
 
 def test_the_catalogue_epochs_follow_the_reference():
-    epochs = {}
-    for name in yaml_names():
-        text = (CONF_DIR / "dataset" / f"{name}.yaml").read_text()
-        epochs[name] = int(text.split("link_pred: ")[1].split("}")[0])
+    epochs = {
+        name: OmegaConf.load(CONF_DIR / "dataset" / f"{name}.yaml").epochs.link_pred
+        for name in yaml_names()
+    }
     assert epochs["terrorists_911"] == 120
     assert {epochs["euroroad"], epochs["power_grid"], epochs["product_space"]} == {80}
     assert epochs["board_directors"] == epochs["internet_as"] == 40
@@ -192,6 +196,40 @@ def test_high_school_2011_loses_its_one_self_loop(mirror, tmp_path, no_download)
     }
     data = load_network(tmp_path, mirror, name="high_school_contacts", network="thiers11")
     assert count(data) == (126, 1712 - len(loops)) and len(loops) == 1
+
+
+def test_contact_networks_carry_the_metadata_classes(mirror, tmp_path, no_download):
+    rows = (mirror / "networks/sp_hospital/metadata_hospital.dat").read_text().split("\n")
+    statuses = Counter(line.split()[2] for line in rows if line.strip())
+    assert statuses == {"ADM": 8, "MED": 11, "NUR": 27, "PAT": 29}
+    data = load_network(tmp_path, mirror, name="hospital_contacts")
+    # classes are numbered in sorted name order: ADM, MED, NUR, PAT
+    assert torch.bincount(data.y).tolist() == [statuses[k] for k in sorted(statuses)]
+    school = load_network(tmp_path, mirror, name="high_school_contacts")
+    assert school.y.size(0) == 327 and int(school.y.max()) + 1 == 9  # thiers13: 9 classes
+
+
+def test_a_contact_node_without_a_class_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("GRAPHNETZ_DATA_MIRROR", raising=False)  # read the data dir's copy
+    folder = tmp_path / "networks/sp_hospital"
+    folder.mkdir(parents=True)
+    (folder / "tij_hospital.dat").write_text("20\t1\t2\n40\t2\t3\n")
+    (folder / "metadata_hospital.dat").write_text("0\t1\tNUR\n1\t2\tPAT\n")
+    with pytest.raises(
+        NetworkFormatError, match=r"metadata_hospital.dat.*no class for node\(s\) \[3\]"
+    ):
+        load_network(tmp_path, None, name="hospital_contacts")
+
+
+def test_node_classification_on_a_contact_network_builds_features_on_the_whole_graph(
+    make_cfg, mirror
+):
+    from graphnetz.training.pipeline import build_run
+
+    cfg = make_cfg("dataset=hospital_contacts", "task=node_cls", mirror=mirror)
+    built = build_run(resolve_run(cfg))
+    assert (built.data.in_channels, built.data.out_channels) == (75, 4)  # one-hot ids, 4 classes
+    assert built.data.info["features"].startswith("reference: one-hot node ids (N = 75")
 
 
 def _networkx_graphtool(path: Path) -> nx.Graph:
@@ -431,7 +469,7 @@ def _by_hand(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
 
 def test_degree_features_on_a_link_task_use_training_edges_only():
     full = _graph()
-    marked = with_feature_rule(full, "degree", "ring")
+    marked = with_feature_rule(full, "degree", "ring", splits_edges=True)
     graph = LinkPredictionTask.prepare(marked, seed=0).graph
     held_out = graph.test_label_index[:, graph.test_label == 1]
     assert held_out.size(1) > 0
@@ -440,6 +478,13 @@ def test_degree_features_on_a_link_task_use_training_edges_only():
     # with the held-out edges counted the features differ: the check above would catch a leak
     assert not torch.allclose(graph.x, _by_hand(full.edge_index, full.num_nodes))
     assert marked is not full and getattr(full, "feature_rule", None) is None  # cache untouched
+
+
+def test_degree_features_of_node_tasks_use_every_edge():
+    full = _graph()
+    marked = with_feature_rule(full, "degree", "ring", splits_edges=False)
+    torch.testing.assert_close(marked.x, _by_hand(full.edge_index, full.num_nodes))
+    assert marked.feature_note.startswith("degree:") and getattr(full, "x", None) is None
 
 
 def test_reference_rule_is_one_hot_up_to_the_limit_then_degree():
@@ -456,12 +501,12 @@ def test_reference_rule_is_one_hot_up_to_the_limit_then_degree():
 
 def test_feature_descriptions_pass_and_misspelt_rules_fail():
     data = _graph(10)
-    assert with_feature_rule(data, "given: bag-of-words", "cora") is data
+    assert with_feature_rule(data, "given: bag-of-words", "cora", splits_edges=True) is data
     with pytest.raises(ValueError, match=r"'degre'.*\['reference', 'degree', 'constant'\]"):
-        with_feature_rule(data, "degre", "ring")
+        with_feature_rule(data, "degre", "ring", splits_edges=True)
     data.x = torch.ones(10, 4)
     with pytest.raises(ValueError, match=r"'ring' has node features \(width 4\)"):
-        with_feature_rule(data, "degree", "ring")
+        with_feature_rule(data, "degree", "ring", splits_edges=False)
 
 
 def test_feature_rule_override_reaches_the_run(make_cfg, mirror):

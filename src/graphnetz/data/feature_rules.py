@@ -10,7 +10,8 @@ rule that builds them:
 - ``constant``: one feature, 1 for every node.
 
 Degrees are those of the graph the task trains on: link prediction passes its training
-edges (:mod:`graphnetz.tasks.link_tasks`), so held-out edges never shape the features.
+edges (:mod:`graphnetz.tasks.link_tasks`), so held-out edges never shape the features;
+node-level tasks see the whole graph, so theirs come from every edge.
 """
 
 from __future__ import annotations
@@ -59,9 +60,14 @@ def node_features(rule: str, edge_index: Tensor, num_nodes: int) -> tuple[Tensor
     return degree_features(edge_index, num_nodes), f"{rule}: {note}"
 
 
-def with_feature_rule(dataset, value, name: str):
-    """``dataset`` marked with the rule ``value`` names (a copy: the loaded one is cached),
-    or ``dataset`` itself when ``value`` describes features the data carries."""
+def with_feature_rule(dataset, value, name: str, *, splits_edges: bool):
+    """``dataset`` with the rule ``value`` names (a copy: the loaded one is cached), or
+    ``dataset`` itself when ``value`` describes features the data carries.
+
+    ``splits_edges`` (link prediction): the copy is only marked (``feature_rule``), and the
+    task builds the features from its training edges. Otherwise (node-level tasks see the
+    whole graph) the copy gets ``x`` over all edges now.
+    """
     rule = check_rule(value)
     if rule is None:
         return dataset
@@ -77,5 +83,9 @@ def with_feature_rule(dataset, value, name: str):
             f"has node features (width {x.size(-1)}); describe them in words instead"
         )
     marked = copy.copy(dataset)
-    marked.feature_rule = rule
+    if splits_edges:
+        marked.feature_rule = rule
+    else:
+        marked.x, note = node_features(rule, dataset.edge_index, int(dataset.num_nodes))
+        marked.feature_note = note.replace("degrees of the training graph", "degrees of the graph")
     return marked

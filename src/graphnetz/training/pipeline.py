@@ -71,7 +71,12 @@ def build_run(spec: RunSpec) -> Built:
         config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
     )
     # a rule name in dataset.features builds the features of a featureless graph
-    dataset = with_feature_rule(dataset, config["dataset"].get("features"), spec.dataset)
+    dataset = with_feature_rule(
+        dataset,
+        config["dataset"].get("features"),
+        spec.dataset,
+        splits_edges=spec.task_type == "link_pred",
+    )
     data = spec.task_cls.prepare(dataset, seed=spec.seed, split=config["dataset"].get("split"))
     seed_everything(spec.seed)  # model init does not depend on how much randomness prep used
     level = data.level or spec.task_cls.level()

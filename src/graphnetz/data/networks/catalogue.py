@@ -32,6 +32,8 @@ class MirrorFile:
     folder: str
     file: str
     read: Callable[[Path, str], RawGraph]
+    # real node classes, where the data has them: (file in the folder, id column, class column)
+    classes: tuple[str, int, int] | None = None
 
     @property
     def relative(self) -> str:
@@ -66,15 +68,25 @@ _ROADS = {
     network: MirrorFile("us_roads", f"road-{network}.mtx", _plain(read_matrix_market))
     for network in ("usroads", "usroads-48", "minnesota")
 }
-_HIGH_SCHOOL = {
-    "proximity": MirrorFile("sp_high_school", "thiers13/tij_thiers13.dat", _plain(read_contacts)),
-    **{
-        f"thiers{y}": MirrorFile(
-            "sp_high_school", f"thiers{y}/tij_thiers{y}.dat", _plain(read_contacts)
-        )
-        for y in (11, 12)
-    },
-}
+
+
+def _school(year: int) -> MirrorFile:
+    folder = f"thiers{year}"
+    return MirrorFile(
+        "sp_high_school",
+        f"{folder}/tij_{folder}.dat",
+        _plain(read_contacts),
+        classes=(f"{folder}/metadata_{folder}.dat", 0, 1),
+    )
+
+
+_HIGH_SCHOOL = {"proximity": _school(13), "thiers11": _school(11), "thiers12": _school(12)}
+_HOSPITAL = MirrorFile(
+    "sp_hospital",
+    "tij_hospital.dat",
+    _plain(read_contacts),
+    classes=("metadata_hospital.dat", 1, 2),
+)
 _PRODUCTS = {
     "SITC": MirrorFile("product_space", "network_sitc2_4digit.json", _plain(read_product_space)),
     "HS": MirrorFile("product_space", "network_hs92_4digit.json", _plain(read_product_space)),
@@ -132,14 +144,7 @@ ENTRIES: tuple[NetworkEntry, ...] = (
         read_graphml,
     ),
     _one("dnc_emails", "dnc", "dnc", "dnc", "dnc-emails.txt", read_counted_edge_list),
-    _one(
-        "hospital_contacts",
-        "sp_hospital",
-        "sp_hospital",
-        "sp_hospital",
-        "tij_hospital.dat",
-        read_contacts,
-    ),
+    NetworkEntry("hospital_contacts", "sp_hospital", "sp_hospital", {"sp_hospital": _HOSPITAL}),
     NetworkEntry("high_school_contacts", "sp_high_school", "proximity", _HIGH_SCHOOL),
     _one(
         "eu_airlines",

@@ -37,6 +37,8 @@ class RawGraph:
     directed: bool = False
     node_attrs: dict[str, list] = field(default_factory=dict)
     edge_attrs: dict[str, list] = field(default_factory=dict)
+    # the file's node labels in node order, for formats that name nodes (edge lists)
+    node_ids: tuple | None = None
 
     @property
     def num_raw_edges(self) -> int:

@@ -10,6 +10,7 @@ Where the file is looked for, in order:
 When none is there and the download fails, :class:`DatasetUnavailableError` names the
 dataset, the places tried and how to get it. The graph carries no node features: the
 dataset config's ``features`` rule builds them (:mod:`graphnetz.data.feature_rules`).
+Networks with real node classes in the mirror (SocioPatterns metadata) also carry ``y``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import torch
 from torch_geometric.data import Data
 
 from graphnetz.data.mirror import MIRROR_ENV, DatasetUnavailableError, resolve_mirror
 from graphnetz.data.networks import download
 from graphnetz.data.networks.catalogue import NetworkEntry, network_entry
-from graphnetz.data.networks.graph import RawGraph, simple_undirected
+from graphnetz.data.networks.graph import NetworkFormatError, RawGraph, simple_undirected
+from graphnetz.data.networks.text_formats import read_node_classes
 
 
 def read_network(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawGraph, str]:
@@ -34,6 +37,10 @@ def read_network(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawGr
             path = base / source.relative
             if path.is_file():
                 return source.read(path, network), str(path)
+    return read_download(entry, network, root, mirror)
+
+
+def read_download(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawGraph, str]:
     archive = download.archive_path(root, entry.catalogue, network)
     if not archive.is_file():
         url = download.archive_url(entry.catalogue, network)
@@ -68,8 +75,23 @@ def load_network(
     """The simple undirected graph of catalogue entry ``name`` (its ``network``, default
     the entry's own), without node features; ``data.source`` says which file was read."""
     entry = network_entry(name)
-    network = network or entry.default_network
+    network = str(network) if network is not None else entry.default_network
     raw, source = read_network(entry, network, root, resolve_mirror(mirror))
     data = simple_undirected(raw)
     data.source = source
+    local = entry.mirror_file(network)
+    if local is not None and local.classes is not None and source.endswith(local.relative):
+        file, id_column, class_column = local.classes
+        base = Path(source[: -len(local.relative)])  # the mirror or data dir it was read from
+        data.y = node_classes(raw, base / "networks" / local.folder / file, id_column, class_column)
     return data
+
+
+def node_classes(raw: RawGraph, path: Path, id_column: int, class_column: int) -> torch.Tensor:
+    """Class index per node (classes numbered in sorted name order) from a metadata file."""
+    names = read_node_classes(path, id_column, class_column)
+    missing = [node for node in raw.node_ids if node not in names]
+    if missing:
+        raise NetworkFormatError(path, f"no class for node(s) {missing[:5]} of the contact file")
+    order = {name: k for k, name in enumerate(sorted(set(names[n] for n in raw.node_ids)))}
+    return torch.tensor([order[names[node]] for node in raw.node_ids], dtype=torch.long)

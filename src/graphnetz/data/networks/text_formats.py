@@ -13,7 +13,8 @@ never a smaller graph.
 - :func:`read_contacts`: SocioPatterns ``t i j`` contact events, aggregated to the static
   graph of every pair that was ever in contact;
 - :func:`read_multiplex`: ``layer node node weight`` rows, the layers aggregated;
-- :func:`read_pajek`: Pajek ``.net`` (``*Vertices``/``*Edges``/``*Arcs``, or bare pairs).
+- :func:`read_pajek`: Pajek ``.net`` (``*Vertices``/``*Edges``/``*Arcs``, or bare pairs);
+- :func:`read_node_classes`: SocioPatterns metadata (``id class ...``), real node classes.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def read_contacts(path: str | Path) -> RawGraph:
     for number, line in _lines(path):
         _, i, j = _ints(path, number, line.split(), 3)
         pairs.append((nodes.add(i), nodes.add(j)))
-    return RawGraph(len(nodes), edges_array(pairs))
+    return RawGraph(len(nodes), edges_array(pairs), node_ids=tuple(nodes.index))
 
 
 def read_multiplex(path: str | Path) -> RawGraph:
@@ -135,3 +136,15 @@ def read_pajek(path: str | Path) -> RawGraph:
             raise NetworkFormatError(path, f"line {number}: node outside 1..{declared}")
         pairs.append((nodes.add(u), nodes.add(v)))
     return RawGraph(len(nodes), edges_array(pairs), directed)
+
+
+def read_node_classes(path: str | Path, id_column: int, class_column: int) -> dict[int, str]:
+    """Whitespace metadata rows (SocioPatterns ``id class ...``): node id -> class name."""
+    path = Path(path)
+    classes = {}
+    for number, line in _lines(path):
+        fields = line.split()
+        if len(fields) <= max(id_column, class_column):
+            raise NetworkFormatError(path, f"line {number}: {line!r} has no column {class_column}")
+        classes[_ints(path, number, [fields[id_column]], 1)[0]] = fields[class_column]
+    return classes
