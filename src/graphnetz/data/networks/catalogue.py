@@ -63,7 +63,6 @@ def _one(name, catalogue, network, folder, file, reader, **options) -> NetworkEn
     )
 
 
-_GRAPHML = _plain(read_graphml)
 _ROADS = {
     network: MirrorFile("us_roads", f"road-{network}.mtx", _plain(read_matrix_market))
     for network in ("usroads", "usroads-48", "minnesota")

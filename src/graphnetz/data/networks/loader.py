@@ -16,6 +16,7 @@ Networks with real node classes in the mirror (SocioPatterns metadata) also carr
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -23,24 +24,37 @@ from torch_geometric.data import Data
 
 from graphnetz.data.mirror import MIRROR_ENV, DatasetUnavailableError, resolve_mirror
 from graphnetz.data.networks import download
-from graphnetz.data.networks.catalogue import NetworkEntry, network_entry
+from graphnetz.data.networks.catalogue import MirrorFile, NetworkEntry, network_entry
 from graphnetz.data.networks.graph import NetworkFormatError, RawGraph, simple_undirected
 from graphnetz.data.networks.text_formats import read_node_classes
 
 
-def read_network(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawGraph, str]:
-    """The raw graph of ``entry``'s ``network`` and the path it was read from."""
-    source = entry.mirror_file(network)
+@dataclass(frozen=True)
+class FoundNetwork:
+    raw: RawGraph
+    path: Path
+    # the mirror-layout file it was read from; None for a downloaded catalogue archive
+    local: MirrorFile | None = None
+
+    @property
+    def folder(self) -> Path:
+        """``<mirror or data dir>/networks/<folder>`` of a mirror-layout file."""
+        return self.path.parents[len(Path(self.local.file).parts) - 1]
+
+
+def read_network(entry: NetworkEntry, network: str, root, mirror) -> FoundNetwork:
+    """The raw graph of ``entry``'s ``network`` and where it was read."""
+    local = entry.mirror_file(network)
     places = [Path(mirror)] if mirror is not None else []
-    if source is not None:
+    if local is not None:
         for base in [*places, Path(root)]:
-            path = base / source.relative
+            path = base / local.relative
             if path.is_file():
-                return source.read(path, network), str(path)
+                return FoundNetwork(local.read(path, network), path, local)
     return read_download(entry, network, root, mirror)
 
 
-def read_download(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawGraph, str]:
+def read_download(entry: NetworkEntry, network: str, root, mirror) -> FoundNetwork:
     archive = download.archive_path(root, entry.catalogue, network)
     if not archive.is_file():
         url = download.archive_url(entry.catalogue, network)
@@ -48,7 +62,7 @@ def read_download(entry: NetworkEntry, network: str, root, mirror) -> tuple[RawG
             download.fetch_url(url, archive)
         except OSError as err:  # URLError, HTTPError, timeouts are OSErrors
             raise _unavailable(entry, network, mirror, url, err) from err
-    return download.read_csv_archive(archive), str(archive)
+    return FoundNetwork(download.read_csv_archive(archive), archive)
 
 
 def _unavailable(
@@ -76,14 +90,12 @@ def load_network(
     the entry's own), without node features; ``data.source`` says which file was read."""
     entry = network_entry(name)
     network = str(network) if network is not None else entry.default_network
-    raw, source = read_network(entry, network, root, resolve_mirror(mirror))
-    data = simple_undirected(raw)
-    data.source = source
-    local = entry.mirror_file(network)
-    if local is not None and local.classes is not None and source.endswith(local.relative):
-        file, id_column, class_column = local.classes
-        base = Path(source[: -len(local.relative)])  # the mirror or data dir it was read from
-        data.y = node_classes(raw, base / "networks" / local.folder / file, id_column, class_column)
+    found = read_network(entry, network, root, resolve_mirror(mirror))
+    data = simple_undirected(found.raw)
+    data.source = str(found.path)
+    if found.local is not None and found.local.classes is not None:
+        file, id_column, class_column = found.local.classes
+        data.y = node_classes(found.raw, found.folder / file, id_column, class_column)
     return data
 
 
