@@ -170,7 +170,7 @@ ENTRIES: tuple[NetworkEntry, ...] = (
     ),
     _one("route_views", "route_views", "20000102", "route_views", "as20000102.txt", read_edge_list),
     NetworkEntry("product_space", "product_space", "SITC", _PRODUCTS),
-    NetworkEntry("us_roads", "us_roads", "usroads-48", _ROADS),
+    NetworkEntry("us_roads", "us_roads", "minnesota", _ROADS),
     _one("urban_streets", "urban_streets", "brasilia", "urban_streets", "brasilia.net", read_pajek),
     # download only: the mirror holds none of these
     NetworkEntry("us_patents", "us_patents", "us_patents"),
