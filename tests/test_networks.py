@@ -442,6 +442,23 @@ def test_a_truncated_file_raises_the_named_error_naming_it(mirror, tmp_path, rel
     assert str(path) in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("relative", "reader", "declared"),
+    [
+        ("euroroad/inf-euroroad.edges", read_network_repository, 1417),
+        ("dnc/dnc-emails.txt", read_counted_edge_list, 10384),
+    ],
+)
+def test_a_file_cut_at_a_line_end_misses_its_declared_edge_count(
+    mirror, tmp_path, relative, reader, declared
+):
+    lines = (mirror / "networks" / relative).read_text().splitlines(keepends=True)
+    path = tmp_path / Path(relative).name
+    path.write_text("".join(lines[:100]))
+    with pytest.raises(NetworkFormatError, match=f"declares {declared} edges but"):
+        reader(path)
+
+
 def test_a_truncated_catalogue_archive_raises_the_named_error(tmp_path):
     path = _archive(tmp_path / "n.csv.zip", "# source, target\n0, 1\n", None)
     path.write_bytes(path.read_bytes()[:40])
