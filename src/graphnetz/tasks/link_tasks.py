@@ -4,7 +4,8 @@ Plain graphs: a seeded ``RandomLinkSplit`` (undirected; val 5 %, test 10 % by de
 ``dataset.split.link: {val, test}`` changes them), full-batch training with fresh negatives every epoch
 (``negative_sampling``), BCE with logits, dot-product decoder. Message passing uses the
 training edges only, for every split, and featureless graphs get features computed from
-the training graph only (``[1, log(1 + training degree)]``), so no val/test edge leaks.
+the training graph only (``[1, log(1 + training degree)]``, or the rule the dataset
+config's ``features`` names: :mod:`graphnetz.data.feature_rules`), so no val/test edge leaks.
 
 Knowledge graphs (the dataset carries ``edge_type`` and train/val/test triple masks) route
 automatically to the relational variant: learned entity embeddings (KGs have no features)
@@ -34,6 +35,7 @@ from torch_geometric.transforms import RandomLinkSplit
 from torch_geometric.utils import degree, negative_sampling, to_undirected
 from torchmetrics.functional.classification import binary_auroc, binary_average_precision
 
+from graphnetz.data.feature_rules import node_features
 from graphnetz.task_types import RELATIONAL_LINK
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
@@ -80,7 +82,10 @@ def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, d
         )
     x = getattr(data, "x", None)
     feature_note = getattr(data, "feature_note", None)
-    if x is None:
+    rule = getattr(data, "feature_rule", None)  # dataset.features names a rule
+    if x is None and rule is not None:
+        x, feature_note = node_features(rule, train.edge_index, data.num_nodes)
+    elif x is None:
         x, feature_note = training_degree_features(train.edge_index, data.num_nodes), FEATURE_RULE
     graph = Data(
         x=x.float(),

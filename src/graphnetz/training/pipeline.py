@@ -17,6 +17,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from torch import nn
 
+from graphnetz.data.feature_rules import with_feature_rule
 from graphnetz.data.loading import load_dataset
 from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning
@@ -71,6 +72,13 @@ def build_run(spec: RunSpec) -> Built:
     paths = config["paths"]
     dataset = load_dataset(
         config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
+    )
+    # a rule name in dataset.features builds the features of a featureless graph
+    dataset = with_feature_rule(
+        dataset,
+        config["dataset"].get("features"),
+        spec.dataset,
+        splits_edges=spec.task_type == "link_pred",
     )
     data = spec.task_cls.prepare(dataset, seed=spec.seed, split=config["dataset"].get("split"))
     pairing = pairing_fingerprint(dataset, data)  # what a paired comparison assumes shared
