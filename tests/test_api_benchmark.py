@@ -24,6 +24,8 @@ from graphnetz.api.benchmark import BenchmarkFailed
 from graphnetz.api.models import unregister_model
 from graphnetz.training.run import run_experiment
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # small, shared machines
+
 
 class MyGNN(nn.Module):
     """A user node encoder declaring its task types with a class attribute."""

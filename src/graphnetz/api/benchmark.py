@@ -100,19 +100,16 @@ def _named_tasks(item: BenchmarkTask | str, task_type: str | None) -> list[Bench
 
 
 def select_models(models: Any) -> list[tuple[str, ModelChoice]]:
-    """``{name: model}`` (or a list of models) -> (name, conf/model name | user model spec)."""
+    """``{name: model}`` (a list of models, or one) -> (name, conf/model name | user spec)."""
     if not models:
         raise ValueError(
             "models= is required: a dict {name: model} or a list of models; a model is a "
             "conf/model name ('gcn'), a registered name, a class or a (cls, task_type) tuple"
         )
+    if isinstance(models, str | type | tuple | ModelSpec):
+        models = [models]  # one model, named after its class
     if isinstance(models, Mapping):
         items = list(models.items())
-    elif isinstance(models, str | type | tuple):
-        raise TypeError(
-            f"models= takes a dict {{name: model}} or a list of models, got a single "
-            f"{type(models).__name__}: {models!r}"
-        )
     else:
         items = [(_default_name(m), m) for m in models]
     names = [name for name, _ in items]
@@ -137,8 +134,8 @@ def select_models(models: Any) -> list[tuple[str, ModelChoice]]:
 
 
 def _default_name(model: Any) -> str:
-    if isinstance(model, str):
-        return model
+    if isinstance(model, str | ModelSpec):
+        return model if isinstance(model, str) else model.name
     cls = model[0] if isinstance(model, tuple) and model else model
     return getattr(cls, "__name__", str(cls))
 

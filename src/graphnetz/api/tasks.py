@@ -52,26 +52,16 @@ class BenchmarkTask:
     conf: str | None = field(default=None, repr=False)  # conf/dataset/<conf>.yaml
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name or "/" in self.name:
-            raise ValueError(f"task name must be a non-empty string without '/', got {self.name!r}")
-        if self.task_type not in TASK_CLASSES:
-            raise ValueError(
-                f"task {self.name!r}: unknown task type {self.task_type!r}; "
-                f"valid: {sorted(TASK_CLASSES)}"
-            )
-        epochs = self.epochs
-        if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int)):
-            raise ValueError(
-                f"task {self.name!r}: epochs must be a positive integer, got {epochs!r}"
-            )
-        if epochs is not None and epochs < 1:
-            raise ValueError(
-                f"task {self.name!r}: epochs must be a positive integer, got {epochs!r}"
-            )
+        name, epochs = self.name, self.epochs
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"task name must be a non-empty string without '/', got {name!r}")
+        _choice("task type", self.task_type, TASK_CLASSES)
+        if epochs is not None and (type(epochs) is not int or epochs < 1):
+            raise ValueError(f"task {name!r}: epochs must be a positive integer, got {epochs!r}")
         if self.conf is None and not (callable(self.loader) or is_data(self.loader)):
             raise TypeError(
-                f"task {self.name!r}: the loader must be a Data object, a list/Dataset of "
-                f"graphs, a train/val/test dict or a callable returning one; got {describe(self.loader)}"
+                f"task {name!r}: the loader must be a Data object, a list/Dataset of graphs, "
+                f"a train/val/test dict or a callable returning one; got {describe(self.loader)}"
             )
         object.__setattr__(self, "split", _normalise_split(self.split))
 
@@ -83,7 +73,7 @@ class BenchmarkTask:
     @property
     def seeded(self) -> bool:
         """Whether the loader takes the run seed (the data is drawn anew per seed)."""
-        return self.conf is None and "seed" in loader_parameters(self.loader)
+        return self.conf is None and any(p.name == "seed" for p in _parameters(self.loader))
 
     def config_node(self) -> dict[str, Any]:
         """The run config's ``dataset`` node of a user task (what its records store)."""
@@ -102,9 +92,14 @@ class BenchmarkTask:
         """The task's data for a run, checked for what the task type needs."""
         source = self.loader
         if callable(source) and not is_data(source):
-            params = loader_parameters(source)
-            args = [root] if takes_root(source) else []
-            source = source(*args, **({"seed": seed} if "seed" in params else {}))
+            first = (_parameters(source) or [None])[0]
+            positional = (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            )
+            takes_root = first is not None and first.kind in positional and first.name != "seed"
+            args = [root] if takes_root else []  # the reference's loader(root, *, seed)
+            source = source(*args, **({"seed": seed} if self.seeded else {}))
         if isinstance(source, tuple) and len(source) == 3 and not isinstance(source[0], BaseData):
             source = dict(zip(SPLIT_NAMES, source, strict=True))  # (train, val, test)
         check_dataset(source, self.task_type, self.split)
@@ -119,25 +114,13 @@ def is_data(obj: Any) -> bool:
     return isinstance(obj, DATASET_OBJECTS)
 
 
-def loader_parameters(loader: Any) -> list[str]:
-    """The names of a loader's parameters, positional ones first ([] without a signature)."""
+def _parameters(loader: Any) -> list[inspect.Parameter]:
     if is_data(loader) or not callable(loader):
         return []
     try:
-        return list(inspect.signature(loader).parameters)
+        return list(inspect.signature(loader).parameters.values())
     except (TypeError, ValueError):  # builtins without a signature
         return []
-
-
-def takes_root(loader: Any) -> bool:
-    """Whether the loader's first parameter is a positional one other than ``seed``
-    (the data directory, as in the reference package's ``loader(root, *, seed)``)."""
-    try:
-        first = next(iter(inspect.signature(loader).parameters.values()), None)
-    except (TypeError, ValueError):
-        return False
-    positional = (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD) if first else ()
-    return first is not None and first.kind in positional and first.name != "seed"
 
 
 def describe(obj: Any) -> str:
