@@ -12,6 +12,7 @@ records, skips and failures are those of a Hydra sweep and the result is the
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -205,8 +206,10 @@ def plan(
                 with open_dict(cfg):
                     if task.conf is None:
                         cfg.dataset = task.config_node()
-                    elif task.epochs is not None:
-                        cfg.dataset.epochs[task.task_type] = task.epochs
+                    else:  # the catalogue task as given (its YAML's values unless replaced)
+                        cfg.dataset.split = task.split
+                        if task.epochs is not None:
+                            cfg.dataset.epochs[task.task_type] = task.epochs
                     if not isinstance(choice, str):
                         cfg.model = choice.config_node()
                     cfg.model.name = name
@@ -217,23 +220,18 @@ def plan(
     return planned
 
 
-def user_data(task: BenchmarkTask, cfg: DictConfig) -> Callable[[int], Callable[[], Any]]:
-    """``seed -> load_data`` for a user task: its loader runs once (or once per seed, when it
-    takes one) and only for runs that need data; the result is shared by the models."""
-    root = Path(resolved_paths(OmegaConf.to_container(cfg.paths, resolve=True))["data_dir"])
+def user_data(task: BenchmarkTask, data_dir: str) -> Callable[[int], Any]:
+    """``seed -> the task's data``, loaded once (once per seed for a loader taking one) and
+    shared by the models; runs that are skipped never call it."""
     cache: dict[int | None, Any] = {}
 
-    def for_seed(seed: int) -> Callable[[], Any]:
+    def load(seed: int) -> Any:
         key = seed if task.seeded else None
+        if key not in cache:
+            cache[key] = task.load(str(Path(data_dir) / task.name), seed)
+        return cache[key]
 
-        def load() -> Any:
-            if key not in cache:
-                cache[key] = task.load(str(root / task.name), seed)
-            return cache[key]
-
-        return load
-
-    return for_seed
+    return load
 
 
 # ---------------------------------------------------------------- the benchmark
@@ -276,7 +274,8 @@ def run_benchmark(
     if root is not None:
         settings["paths.data_dir"] = str(root)
     planned = plan(selected, chosen, settings)
-    loaders = {t.key: user_data(t, planned[0].cfg) for t in selected if t.conf is None}
+    paths = resolved_paths(OmegaConf.to_container(planned[0].cfg.paths, resolve=True))
+    loaders = {t.key: user_data(t, paths["data_dir"]) for t in selected if t.conf is None}
     records: list[RunRecord] = []
     total = len(planned) * len(seed_list)
     for run in planned:
@@ -289,7 +288,7 @@ def run_benchmark(
             if run.spec is not None:
                 model_cfg = OmegaConf.to_container(cfg.model, resolve=True)
                 factory = run.spec.model_factory(model_cfg)
-            load = loaders[key](seed) if key in loaders else None
+            load = functools.partial(loaders[key], seed) if key in loaders else None
             records.append(run_experiment(cfg, run_dir, load, factory))
             if progress:
                 print(f"[{len(records)}/{total}] {summarize(records[-1])}", flush=True)
@@ -302,29 +301,28 @@ def run_benchmark(
 
 
 def outcome(records: list[RunRecord], report: BenchmarkReport | None = None) -> str:
-    """What the benchmark produced: counts first, then the summary, unavailable data and
-    other failures (one line per task and reason)."""
-    ok = sum(r.status == "ok" for r in records)
-    skipped = sum(r.status == "skipped" for r in records)
-    failed = [r for r in records if r.status == "failed"]
-    head = f"{len(records)} runs: {ok} ok, {skipped} skipped, {len(failed)} failed"
+    """What the benchmark produced: the counts, the summary, then one line per task and
+    kind of problem (data unavailable, failed; skipped too when nothing ran)."""
+    count = {s: sum(r.status == s for r in records) for s in ("ok", "skipped", "failed")}
+    lines = [f"{len(records)} runs: " + ", ".join(f"{n} {s}" for s, n in count.items())]
     if report is None:
-        head = f"no run produced a result ({head})"
-        head += "".join(
-            f"\n  {r.task} {r.model}: skipped ({r.reason})"
-            for r in records
-            if r.status == "skipped"
-        )
-    lines = [head]
-    if report is not None:
+        lines[0] = f"no run produced a result ({lines[0]})"
+    else:
         columns = ["task", "model", "n", "metric", "mean", "half_width"]
         lines.append(report.summary()[columns].to_string(index=False))
-    reasons: dict[tuple[str, str], str] = {}
-    for r in failed:
-        missing = re.search(r"(dataset '[^']*' is unavailable: [^(]*)", r.reason or "")
-        kind, why = ("unavailable", missing[1].strip()) if missing else ("failed", r.reason or "")
-        reasons.setdefault((kind, r.task or str(r.dataset)), why.split("\n")[0])
-    lines += [f"{kind}: {task}: {why}" for (kind, task), why in sorted(reasons.items())]
+    problems: dict[tuple[str, str], str] = {}
+    for r in records:
+        if r.status == "failed" or (r.status == "skipped" and report is None):
+            missing = re.search(r"(dataset '[^']*' is unavailable: [^(]*)", r.reason or "")
+            kind = "unavailable" if missing else r.status
+            head = (r.reason or "").split("\n")  # Hydra's wrapper names the error 2nd
+            why = (
+                missing[1].strip()
+                if missing
+                else " ".join(head[:2] if head[0].endswith(":") else head[:1])
+            )
+            problems.setdefault((kind, f"{r.task or r.dataset}"), why)
+    lines += [f"{kind}: {task}: {why}" for (kind, task), why in sorted(problems.items())]
     return "\n".join(lines)
 
 
