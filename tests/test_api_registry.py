@@ -210,6 +210,29 @@ def test_an_inline_tuple_builds_through_its_factory():
     assert spec.task_types == {"node_cls"} and model.lin.out_features == 5
 
 
+def test_sizes_go_by_keyword_when_the_constructor_names_them():
+    class OutFirst(nn.Module):  # the GraphModel contract's order: (in, out, hidden)
+        task_types = {"node_cls"}
+
+        def __init__(self, in_channels, out_channels, hidden_channels=8, scale=1.0):
+            super().__init__()
+            self.sizes = (in_channels, hidden_channels, out_channels, scale)
+
+    class Positional(nn.Module):  # the reference's order, any names
+        task_types = {"node_cls"}
+
+        def __init__(self, d_in, d_hidden, d_out, scale=1.0):
+            super().__init__()
+            self.sizes = (d_in, d_hidden, d_out, scale)
+
+    for cls in (OutFirst, Positional):
+        spec = model_spec("M", cls)
+        node = spec.config_node()
+        assert node["hidden_channels"] == (8 if cls is OutFirst else 64) and node["scale"] == 1.0
+        model = spec.model_factory({**node, "scale": 2.0}).build(3, 16, 5)
+        assert model.sizes == (3, 16, 5, 2.0)
+
+
 def test_an_undeclared_class_says_how_to_declare_it():
     with pytest.raises(
         ValueError,

@@ -8,9 +8,10 @@ The forms of the reference package, all accepted by ``run_benchmark(models={...}
 - ``register_model(Enc, task_type={...}, factory=_multi_task_factory(Enc))``.
 
 A model is built as ``cls(in_channels, hidden_channels, out_channels, **hyperparameters)``
-or ``factory(in_channels, hidden_channels, out_channels)``. It is a node encoder
-(``forward(x, edge_index)`` or ``forward(data)`` -> ``[N, out]``) unless the class sets
-``graph_level = True``; the task adapters give node encoders their pooling or link head.
+(by keyword when the constructor names ``in_channels`` and ``out_channels``, so a class
+ordering them ``(in, out, hidden)`` works too) or ``factory(in, hidden, out)``. It is a
+node encoder (``forward(x, edge_index)`` or ``forward(data)`` -> ``[N, out]``) unless the
+class sets ``graph_level = True``; the task adapters give node encoders their heads.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ DEFAULT_HIDDEN = 64
 _SCALARS = (bool, int, float, str, type(None))
 #: keys of a user model's config node that are not constructor arguments
 META_KEYS = ("name", "defined_in", "hidden_channels")
+SIZES = ("in_channels", "hidden_channels", "out_channels")
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,14 @@ class ModelSpec:
 
     def hyperparameters(self) -> dict[str, Any]:
         """The run config's ``model`` node: the hidden width and, for a class, the scalar
-        keyword defaults after its three sizes (each overridable as ``model.<name>``)."""
+        keyword defaults besides its sizes (each overridable as ``model.<name>``)."""
         params = [] if self.factory is not None else _parameters(self.cls)
-        sizes, rest = params[:3], params[3:]
-        hidden = sizes[1].default if len(sizes) > 1 else inspect.Parameter.empty
+        if _sizes_by_name(params):
+            hidden = [p for p in params if p.name == "hidden_channels"]
+            rest = [p for p in params if p.name not in SIZES]
+        else:  # the reference's positional (in_channels, hidden_channels, out_channels)
+            hidden, rest = params[1:2], params[3:]
+        width = hidden[0].default if hidden else None
         found = {
             p.name: p.default
             for p in rest
@@ -65,8 +71,8 @@ class ModelSpec:
             and p.default is not p.empty
             and isinstance(p.default, _SCALARS)
         }
-        width = hidden if isinstance(hidden, int) and not isinstance(hidden, bool) else None
-        return {"hidden_channels": width or DEFAULT_HIDDEN, **found}
+        usable = isinstance(width, int) and not isinstance(width, bool)
+        return {"hidden_channels": width if usable else DEFAULT_HIDDEN, **found}
 
     def config_node(self) -> dict[str, Any]:
         return {"name": self.name, "defined_in": self.defined_in, **self.hyperparameters()}
@@ -74,11 +80,18 @@ class ModelSpec:
     def model_factory(self, model_cfg: dict[str, Any]) -> ModelFactory:
         """How the pipeline builds this model with the run's (overridden) settings."""
         settings = {k: v for k, v in model_cfg.items() if k not in META_KEYS}
+        cls, params = self.cls, _parameters(self.cls)
         if self.factory is not None:
             build = self.factory
+        elif _sizes_by_name(params):  # e.g. GraphModel's cls(in_channels=, out_channels=)
+            named = {p.name for p in params}
+
+            def build(i: int, h: int, o: int) -> nn.Module:
+                hidden = {"hidden_channels": h} if "hidden_channels" in named else {}
+                return cls(in_channels=i, out_channels=o, **hidden, **settings)
         else:
-            build = lambda i, h, o: self.cls(i, h, o, **settings)  # noqa: E731
-        return ModelFactory(self.cls, build, self.task_types)
+            build = lambda i, h, o: cls(i, h, o, **settings)  # noqa: E731
+        return ModelFactory(cls, build, self.task_types)
 
 
 def _parameters(cls: type) -> list[inspect.Parameter]:
@@ -86,6 +99,11 @@ def _parameters(cls: type) -> list[inspect.Parameter]:
         return list(inspect.signature(cls).parameters.values())
     except (TypeError, ValueError):  # no introspectable signature: sizes only
         return []
+
+
+def _sizes_by_name(params: list[inspect.Parameter]) -> bool:
+    """Sizes go by keyword when the constructor names them, else by position."""
+    return {"in_channels", "out_channels"} <= {p.name for p in params}
 
 
 def task_type_set(value: Any, owner: str) -> frozenset[str]:
