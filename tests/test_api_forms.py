@@ -247,6 +247,20 @@ def test_the_reference_names_import_from_graphnetz_and_graphnetz_benchmark():
     assert out.shape == (data.num_nodes, 4)
 
 
+def test_graphnetz_benchmark_is_reachable_as_an_attribute_too():
+    code = "import graphnetz; print(graphnetz.benchmark.Task is graphnetz.Task)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_one_model_may_be_passed_without_a_dict(data_dir):
+    task = Task("club", "node_cls", karate, epochs=2)
+    report = run_benchmark(
+        models=(TinyGCN, "node_cls"), tasks=[task], seeds=(0,), root=data_dir, **FEW
+    )
+    assert list(report.summary()["model"]) == ["TinyGCN"]  # named after its class
+
+
 def test_importing_graphnetz_loads_neither_torch_nor_hydra():
     code = "import sys, graphnetz; print(sorted({'torch', 'hydra'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

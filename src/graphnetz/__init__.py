@@ -42,6 +42,8 @@ __all__ = ["__version__", *_EXPORTS]
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name == "benchmark":  # the reference package's module, by attribute too
+        return importlib.import_module("graphnetz.benchmark")
     raise AttributeError(f"module 'graphnetz' has no attribute {name!r}")
 
 
