@@ -31,6 +31,7 @@ from graphnetz.api.models import unregister_model
 from graphnetz.benchmark import Task, _multi_task_factory
 from graphnetz.benchmark import register_model as register_model_from_benchmark
 from graphnetz.data.tu import load_tudataset
+from graphnetz.models.adapters import adapt
 from graphnetz.models.contract import forward_takes_data
 
 FEW = {"progress": False, "trainer.accelerator": "cpu"}
@@ -282,6 +283,17 @@ def test_a_data_forward_is_told_from_the_signature(forward, takes_data):
     exec(f"class M:\n    {forward}", namespace)
     assert forward_takes_data(namespace["M"]) is takes_data
     assert forward_takes_data(GCN) is False
+
+
+def test_the_adapters_call_a_data_forward_model_at_every_level():
+    data = karate(None, seed=0)
+    encoder = lambda i, o: TinyGCN(i, 8, o)  # noqa: E731
+    node = adapt(encoder, TinyGCN, "node", data.num_features, 4)
+    expected = node.model(data)  # the model called directly with the Data object
+    assert torch.equal(node(data.x, data.edge_index), expected)
+    pooled = adapt(encoder, TinyGCN, "graph", data.num_features, 3, hidden_channels=8)
+    batch = torch.zeros(data.num_nodes, dtype=torch.long)
+    assert pooled(data.x, data.edge_index, batch).shape == (1, 3)  # one graph, 3 classes
 
 
 # ---------------------------------------------------------------- failures

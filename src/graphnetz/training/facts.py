@@ -33,6 +33,6 @@ def dataset_facts(
         "statistics": dataset_statistics(graph, name) if described else None,
         "chance": task_cls.chance_level(data),
         "seeded_loader": (
-            accepts_seed(loader_cfg) if "_target_" in loader_cfg else bool(loader_cfg["seeded"])
+            accepts_seed(loader_cfg) if "_target_" in loader_cfg else bool(loader_cfg.get("seeded"))
         ),
     }
