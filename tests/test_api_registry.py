@@ -14,11 +14,12 @@ from graphnetz import (
     list_datasets,
     register_model,
     register_task,
+    run_benchmark,
     task_from_dataset,
     unregister_task,
     wrap_encoder,
 )
-from graphnetz.api.benchmark import hydra_value, override_strings, select_models
+from graphnetz.api.benchmark import select_models, settings_of
 from graphnetz.api.models import model_spec, registered_models, unregister_model
 from graphnetz.config_dir import CONF_DIR
 
@@ -58,7 +59,7 @@ def test_a_dataset_config_gives_one_task_per_task_type_default_first():
         ("link_pred", 100, "social"),
     ]
     assert karate[0].key == "karate/node_cls"
-    assert karate[0].source == {"_target_": "graphnetz.data.pyg.load_karate"}
+    assert karate[0].loader == {"_target_": "graphnetz.data.pyg.load_karate"}
     assert karate[0].split == {"type": "random", "train": 0.6, "val": 0.2}
 
 
@@ -106,10 +107,10 @@ def test_unregister_unknown_names_lists_the_registered_ones():
     register_task("toys", task_from_dataset("path6", "node_cls", tiny_graph()))
     try:
         with pytest.raises(
-            ValueError, match=r"no task 'path7' registered under 'toys'.*\['path6'\]"
+            ValueError, match=r"no task 'path7' registered under 'toys'.*\['toys/path6'\]"
         ):
             unregister_task("toys", "path7")
-        with pytest.raises(ValueError, match=r"unknown registered category 'games'.*'toys'"):
+        with pytest.raises(ValueError, match=r"no task 'path6' registered under 'games'"):
             unregister_task("games", "path6")
     finally:
         unregister_task("toys", "path6")
@@ -136,8 +137,8 @@ def test_seed_taking_callables_are_recognised():
     def per_seed(seed):
         return tiny_graph()
 
-    assert task_from_dataset("a", "node_cls", per_seed).seed_aware
-    assert not task_from_dataset("b", "node_cls", tiny_graph).seed_aware
+    assert task_from_dataset("a", "node_cls", per_seed).seeded
+    assert not task_from_dataset("b", "node_cls", tiny_graph).seeded
 
 
 # ---------------------------------------------------------------- missing attributes
@@ -205,8 +206,31 @@ def test_a_task_types_attribute_declares_the_model():
 
 def test_an_inline_tuple_builds_through_its_factory():
     spec = model_spec("T", (Encoder, "node_cls", lambda i, h, o: Encoder(i, h, o, scale=2.0)))
-    model = spec.build(3, 16, 5)
+    model = spec.model_factory({"name": "T", "hidden_channels": 16}).build(3, 16, 5)
     assert spec.task_types == {"node_cls"} and model.lin.out_features == 5
+
+
+def test_sizes_go_by_keyword_when_the_constructor_names_them():
+    class OutFirst(nn.Module):  # the GraphModel contract's order: (in, out, hidden)
+        task_types = {"node_cls"}
+
+        def __init__(self, in_channels, out_channels, hidden_channels=8, scale=1.0):
+            super().__init__()
+            self.sizes = (in_channels, hidden_channels, out_channels, scale)
+
+    class Positional(nn.Module):  # the reference's order, any names
+        task_types = {"node_cls"}
+
+        def __init__(self, d_in, d_hidden, d_out, scale=1.0):
+            super().__init__()
+            self.sizes = (d_in, d_hidden, d_out, scale)
+
+    for cls in (OutFirst, Positional):
+        spec = model_spec("M", cls)
+        node = spec.config_node()
+        assert node["hidden_channels"] == (8 if cls is OutFirst else 64) and node["scale"] == 1.0
+        model = spec.model_factory({**node, "scale": 2.0}).build(3, 16, 5)
+        assert model.sizes == (3, 16, 5, 2.0)
 
 
 def test_an_undeclared_class_says_how_to_declare_it():
@@ -253,25 +277,20 @@ def test_wrap_encoder_gives_each_task_type_its_head():
     assert torch.allclose(link.decode(z, pairs), (z[[0, 1]] * z[[2, 3]]).sum(-1))
 
 
-# ---------------------------------------------------------------- overrides
-def test_override_values_are_written_in_hydra_grammar():
-    assert [hydra_value(v) for v in (None, True, 5, 0.005, "it's", [1, 2], {"type": "random"})] == [
-        "null",
-        "true",
-        "5",
-        "0.005",
-        "'it\\'s'",
-        "[1,2]",
-        "{type:'random'}",
-    ]
-    assert override_strings(["task.lr=0.1"], {"trainer.max_epochs": 3}, None) == [
-        "task.lr=0.1",
-        "trainer.max_epochs=3",
-    ]
+# ---------------------------------------------------------------- settings
+def test_hydra_override_strings_and_dotted_keys_give_the_same_settings():
+    strings = settings_of(["task.lr=5e-3", "model.name='a b'", "x.y=[1,2]"], {})
+    assert strings == {"task.lr": 0.005, "model.name": "a b", "x.y": [1, 2]}
+    assert settings_of({"task.lr": 0.005}, {"trainer.max_epochs": 3}) == {
+        "task.lr": 0.005,
+        "trainer.max_epochs": 3,
+    }
 
 
-def test_overrides_owned_by_run_benchmark_are_refused():
+def test_settings_owned_by_run_benchmark_are_refused():
     with pytest.raises(ValueError, match="use seeds= instead"):
-        override_strings(["seed=3"], {}, None)
+        settings_of(["seed=3"], {})
+    with pytest.raises(ValueError, match="single values"):
+        settings_of(["task.lr=0.1,0.2"], {})
     with pytest.raises(ValueError, match="not both"):
-        override_strings([], {"trainer.max_epochs": 3}, 5)
+        run_benchmark(models=["gcn"], tasks=["karate"], epochs=3, **{"trainer.max_epochs": 3})

@@ -1,7 +1,7 @@
 """GraphNetz: benchmarking graph neural networks honestly.
 
-    from graphnetz import run_benchmark, register_model, task_from_dataset
-    report = run_benchmark("social", {"GCN": "gcn", "Mine": MyGNN}, seeds=range(10))
+    from graphnetz import GCN, register_model, run_benchmark
+    report = run_benchmark("social", {"GCN": GCN, "Mine": MyGNN}, seeds=range(10))
 
 The API is imported on first use, so ``import graphnetz`` (and its CLIs) stay light.
 """
@@ -26,7 +26,15 @@ _EXPORTS = {
     "list_datasets": "graphnetz.api",
     "wrap_encoder": "graphnetz.api",
     "BenchmarkTask": "graphnetz.api",
+    "BenchmarkFailed": "graphnetz.api",
+    "Task": "graphnetz.api",
     "BenchmarkReport": "graphnetz.report",
+    # our encoders, under the reference package's names
+    "GCN": "graphnetz.models",
+    "GAT": "graphnetz.models",
+    "GIN": "graphnetz.models",
+    "GraphSAGE": "graphnetz.models",
+    "GraphTransformer": "graphnetz.models",
 }
 __all__ = ["__version__", *_EXPORTS]
 
@@ -34,6 +42,8 @@ __all__ = ["__version__", *_EXPORTS]
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name == "benchmark":  # the reference package's module, by attribute too
+        return importlib.import_module("graphnetz.benchmark")
     raise AttributeError(f"module 'graphnetz' has no attribute {name!r}")
 
 

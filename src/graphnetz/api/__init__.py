@@ -1,8 +1,9 @@
 """The Python API: the benchmark catalogue, user tasks and models, ``run_benchmark``."""
 
-from graphnetz.api.benchmark import run_benchmark
+from graphnetz.api.benchmark import BenchmarkFailed, run_benchmark
 from graphnetz.api.models import (
     ModelSpec,
+    _multi_task_factory,
     register_model,
     registered_models,
     unregister_model,
@@ -10,6 +11,7 @@ from graphnetz.api.models import (
 )
 from graphnetz.api.tasks import (
     BenchmarkTask,
+    Task,
     check_dataset,
     iter_benchmark_tasks,
     list_datasets,
@@ -19,8 +21,11 @@ from graphnetz.api.tasks import (
 )
 
 __all__ = [
+    "BenchmarkFailed",
     "BenchmarkTask",
     "ModelSpec",
+    "Task",
+    "_multi_task_factory",
     "check_dataset",
     "iter_benchmark_tasks",
     "list_datasets",

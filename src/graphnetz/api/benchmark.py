@@ -1,130 +1,77 @@
 """``run_benchmark``: tasks x models x seeds through the same pipeline as ``train.py -m``.
 
-Every run is the real config composed with ``hydra.compose`` (dataset, model, task type,
-seed and the caller's overrides) and executed by
-:func:`graphnetz.training.run.run_experiment`, so records, skips and failures are exactly
-those of a Hydra sweep, and the result is the :class:`BenchmarkReport` ``analyze.py`` builds.
-User datasets and models enter as config nodes (Hydra's ConfigStore) whose ``_target_`` is a
-lookup in :mod:`graphnetz.api.registry`; both are removed again when the benchmark ends.
+Every run's config is the real one composed from ``conf/`` (``task=<type>``, and
+``dataset=`` / ``model=`` for catalogue datasets and conf/model YAMLs), then the caller's
+settings. A user dataset or model takes the place of its config node with a description of
+itself, and reaches the run as a built object
+(:func:`graphnetz.training.run.run_experiment`'s ``load_data`` and ``model_factory``), so
+records, skips and failures are those of a Hydra sweep and the result is the
+:class:`BenchmarkReport` ``analyze.py`` builds.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
-from hydra.utils import get_class
-from omegaconf import DictConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf, open_dict
 
-from graphnetz.api import registry
-from graphnetz.api.models import (
-    ModelSpec,
-    conf_models,
-    model_spec,
-    proxy_class,
-    registered_models,
-)
-from graphnetz.api.tasks import BenchmarkTask, all_tasks, iter_benchmark_tasks
+from graphnetz.api.models import ModelSpec, conf_model_of, conf_models, model_spec
+from graphnetz.api.registry import MODELS
+from graphnetz.api.tasks import BenchmarkTask, iter_benchmark_tasks
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.report import BenchmarkReport
+from graphnetz.run_record import RunRecord
+from graphnetz.training.resolve import resolved_paths
 from graphnetz.training.run import run_experiment, summarize
 
-# chosen by run_benchmark's own arguments, so an override of them would contradict it
-RESERVED_OVERRIDES = {
-    "seed": "seeds=",
-    "dataset": "tasks= / category=",
-    "model": "models=",
-    "task": "task_type= / tasks=",
-}
-_uids = itertools.count()
+# chosen by run_benchmark's own arguments, so a setting of them would contradict it
+RESERVED = {"seed": "seeds=", "dataset": "tasks= / category=", "model": "models=", "task": "tasks="}
 
 ModelChoice = str | ModelSpec  # a conf/model YAML name, or a user model
 
 
+class BenchmarkFailed(RuntimeError):
+    """No run of the benchmark produced a result; the message lists why."""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One task x model of the benchmark: its composed config (seed 0) and user objects."""
+
+    task: BenchmarkTask
+    model: str
+    cfg: DictConfig
+    spec: ModelSpec | None  # None: a conf/model YAML builds it
+
+
 # ---------------------------------------------------------------- inputs
-def _conf_name_of_class(cls: type, available: Mapping[str, str]) -> str | None:
-    for stem, target in available.items():
-        try:
-            if get_class(target) is cls:
-                return stem
-        except Exception:  # a YAML whose class does not import is not this class
-            continue
-    return None
-
-
-def select_models(models: Any) -> list[tuple[str, ModelChoice]]:
-    """``{name: model}`` (or a list of models) -> (name, conf YAML name | user model spec)."""
-    if not models:
-        raise ValueError(
-            "models= is required: a dict {name: model} or a list of models; a model "
-            "is a conf/model name ('gcn'), a registered name, a class or a "
-            "(cls, task_type, factory) tuple"
-        )
-    if isinstance(models, Mapping):
-        items = list(models.items())
-    elif isinstance(models, (str, type, tuple)):
-        raise TypeError(
-            "models= takes a dict {name: model} or a list of models, "
-            f"got a single {type(models).__name__}"
-        )
-    else:
-        items = [(_default_name(m), m) for m in models]
-    names = [name for name, _ in items]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"model names must be unique; repeated: {repeated}")
-    available = conf_models()
-    chosen: list[tuple[str, ModelChoice]] = []
-    for name, value in items:
-        if isinstance(value, str) and value not in registered_models():
-            if value not in available:
-                raise ValueError(
-                    f"model {name!r}: unknown model {value!r}; conf/model: "
-                    f"{sorted(available)}; registered: {sorted(registered_models())}"
-                )
-            chosen.append((name, value))
-            continue
-        stem = _conf_name_of_class(value, available) if isinstance(value, type) else None
-        is_registered = any(s.cls is value for s in registered_models().values())
-        chosen.append((name, stem if stem and not is_registered else model_spec(name, value)))
-    return chosen
-
-
-def _default_name(model: Any) -> str:
-    if isinstance(model, str):
-        return model
-    cls = model[0] if isinstance(model, tuple) and model else model
-    return getattr(cls, "__name__", str(cls))
-
-
 def select_tasks(
     category: str | None, task_type: str | None, tasks: Iterable[BenchmarkTask | str] | None
 ) -> list[BenchmarkTask]:
+    if category is not None and tasks is not None:
+        raise ValueError(
+            f"give category= (every task of a category) or tasks= (these tasks), not both: "
+            f"category={category!r} would be ignored for the tasks given"
+        )
     if tasks is None:
-        selected = list(iter_benchmark_tasks(category, task_type))
+        if category is None:
+            categories = sorted({t.category for t in iter_benchmark_tasks()})
+            raise ValueError(f"run_benchmark needs a category (one of {categories}) or tasks=[...]")
+        selected = iter_benchmark_tasks(category, task_type)
     else:
-        catalogue = all_tasks()
-        selected = []
-        for item in [tasks] if isinstance(tasks, (str, BenchmarkTask)) else tasks:
-            if isinstance(item, BenchmarkTask):
-                selected.append(item)
-                continue
-            found = [
-                t for t in catalogue if item in (t.key, t.name) and task_type in (None, t.task_type)
-            ]
-            if not found:
-                raise ValueError(
-                    f"no benchmark task {item!r}"
-                    f"{f' of type {task_type!r}' if task_type else ''}; "
-                    f"valid: {sorted(t.key for t in catalogue)}"
-                )
-            selected.extend(found)
+        selected = [
+            t
+            for item in ([tasks] if isinstance(tasks, str | BenchmarkTask) else tasks)
+            for t in _named_tasks(item, task_type)
+        ]
     if not selected:
         raise ValueError(
             f"no benchmark task matches category={category!r}, task_type={task_type!r}"
@@ -138,6 +85,62 @@ def select_tasks(
     return selected
 
 
+def _named_tasks(item: BenchmarkTask | str, task_type: str | None) -> list[BenchmarkTask]:
+    if isinstance(item, BenchmarkTask):
+        if task_type not in (None, item.task_type):
+            raise ValueError(f"task {item.key!r} is not of task_type={task_type!r}")
+        return [item]
+    catalogue = iter_benchmark_tasks()
+    found = [t for t in catalogue if item in (t.key, t.name) and task_type in (None, t.task_type)]
+    if not found:
+        raise ValueError(
+            f"no benchmark task {item!r}{f' of type {task_type!r}' if task_type else ''}; "
+            f"valid: {sorted(t.key for t in catalogue)}"
+        )
+    return found
+
+
+def select_models(models: Any) -> list[tuple[str, ModelChoice]]:
+    """``{name: model}`` (a list of models, or one) -> (name, conf/model name | user spec)."""
+    if not models:
+        raise ValueError(
+            "models= is required: a dict {name: model} or a list of models; a model is a "
+            "conf/model name ('gcn'), a registered name, a class or a (cls, task_type) tuple"
+        )
+    if isinstance(models, str | type | tuple | ModelSpec):
+        models = [models]  # one model, named after its class
+    if isinstance(models, Mapping):
+        items = list(models.items())
+    else:
+        items = [(_default_name(m), m) for m in models]
+    names = [name for name, _ in items]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"model names must be unique; repeated: {repeated}")
+    chosen: list[tuple[str, ModelChoice]] = []
+    for name, value in items:
+        registered = isinstance(value, str) and value in MODELS
+        if isinstance(value, str) and not registered:
+            if value not in conf_models():
+                raise ValueError(
+                    f"model {name!r}: unknown model {value!r}; conf/model: "
+                    f"{sorted(conf_models())}; registered: {sorted(MODELS)}"
+                )
+            chosen.append((name, value))
+            continue
+        is_registered = any(s.cls is value for s in MODELS.values())
+        stem = conf_model_of(value) if isinstance(value, type) and not is_registered else None
+        chosen.append((name, stem or model_spec(name, value)))
+    return chosen
+
+
+def _default_name(model: Any) -> str:
+    if isinstance(model, str | ModelSpec):
+        return model if isinstance(model, str) else model.name
+    cls = model[0] if isinstance(model, tuple) and model else model
+    return getattr(cls, "__name__", str(cls))
+
+
 def _seeds(seeds: Iterable[int]) -> list[int]:
     if isinstance(seeds, int):
         raise TypeError(f"seeds= takes an iterable of integers, e.g. range({seeds}); got {seeds!r}")
@@ -148,171 +151,179 @@ def _seeds(seeds: Iterable[int]) -> list[int]:
     return values
 
 
-def hydra_value(value: Any) -> str:
-    """A Python value as Hydra override grammar (``null``, ``true``, ``'text'``, lists, dicts)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, Mapping):
-        return "{" + ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(hydra_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {value!r} ({type(value).__name__}) as a Hydra override")
-
-
-def override_strings(
-    overrides: Sequence[str] | Mapping[str, Any] | None,
-    dotted: Mapping[str, Any],
-    epochs: int | None,
-) -> list[str]:
-    """Hydra overrides from strings and/or ``{"trainer.max_epochs": 5}`` dicts."""
+def settings_of(
+    overrides: Sequence[str] | Mapping[str, Any] | None, dotted: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``{"task.lr": 5e-3}`` from a mapping, dotted keywords and/or Hydra override strings
+    (``"task.lr=5e-3"``, parsed by Hydra's own parser)."""
     if isinstance(overrides, str):
         overrides = [overrides]
-    strings = list(overrides or []) if not isinstance(overrides, Mapping) else []
-    pairs = {**(overrides if isinstance(overrides, Mapping) else {}), **dotted}
-    strings += [f"{key}={hydra_value(value)}" for key, value in pairs.items()]
-    keys = [s.split("=", 1)[0].lstrip("+~") for s in strings]
-    for key in keys:
-        if key in RESERVED_OVERRIDES:
+    settings: dict[str, Any] = {}
+    if isinstance(overrides, Mapping):
+        settings.update(overrides)
+    elif overrides:
+        for parsed in OverridesParser.create().parse_overrides(list(overrides)):
+            if parsed.is_delete() or parsed.is_sweep_override():
+                raise ValueError(
+                    f"override {parsed.input_line!r}: run_benchmark takes single values "
+                    "(sweep over seeds/models/tasks with its own arguments)"
+                )
+            settings[parsed.key_or_group] = parsed.value()
+    settings.update(dotted)
+    for key in settings:
+        if key in RESERVED:
             raise ValueError(
-                f"override {key!r} is set by run_benchmark itself; use "
-                f"{RESERVED_OVERRIDES[key]} instead"
+                f"setting {key!r} is chosen by run_benchmark itself; use {RESERVED[key]} instead"
             )
-    if epochs is not None:
-        if "trainer.max_epochs" in keys:
-            raise ValueError("give epochs= or the trainer.max_epochs override, not both")
-        strings.append(f"trainer.max_epochs={int(epochs)}")
-    return strings
+    return settings
+
+
+def apply_setting(cfg: DictConfig, key: str, value: Any, where: str) -> None:
+    """Set an existing config key (a typo names the keys there are instead)."""
+    parent_key, _, leaf = key.rpartition(".")
+    parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
+    if not isinstance(parent, DictConfig) or leaf not in parent:
+        keys = sorted(parent) if isinstance(parent, DictConfig) else []
+        raise ValueError(
+            f"unknown setting {key!r} for {where}; {parent_key or 'the config'} has {keys}"
+        )
+    OmegaConf.update(cfg, key, value, merge=False)
 
 
 # ---------------------------------------------------------------- configs
-@contextmanager
-def stored(nodes: Mapping[tuple[str, str], dict]) -> Iterator[None]:
-    """Config nodes in Hydra's ConfigStore (``group=name`` choices) for the block's duration."""
-    store = ConfigStore.instance()
-    new_groups = {group for group, _ in nodes} - set(store.repo)
-    for (group, name), node in nodes.items():
-        store.store(group=group, name=name, node=node)
-    try:
-        yield
-    finally:
-        for group, name in nodes:
-            store.repo.get(group, {}).pop(f"{name}.yaml", None)
-        for group in new_groups:
-            if not store.repo.get(group, True):
-                del store.repo[group]
-
-
-def loader_target(seed_aware: bool) -> str:
-    fn = registry.registered_seeded_dataset if seed_aware else registry.registered_dataset
-    return f"{fn.__module__}.{fn.__name__}"
-
-
-def _model_node(name: str, spec: ModelSpec, key: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "_target_": f"graphnetz.api.registry.{key}",
-        **spec.hyperparameters(),
-        "defined_in": spec.defined_in,
-    }
-
-
-def compose_runs(
-    tasks: list[BenchmarkTask],
-    models: list[tuple[str, ModelChoice]],
-    overrides: list[str],
-    stack: ExitStack,
-) -> list[tuple[BenchmarkTask, str, DictConfig]]:
-    """One composed config per (task, model), seed 0; user objects bound on ``stack``."""
-    run = next(_uids)
-    nodes, bindings = {}, {}
-    dataset_choice, model_choice = {}, {}
-    for task in tasks:
-        name = f"_api{run}_dataset_{task.uid}"
-        nodes[("dataset", name)] = task.dataset_config(loader_target)
-        dataset_choice[task.key] = name
-        if task.config is None:
-            bindings[f"dataset_{task.uid}"] = task
-    for name, choice in models:
-        if isinstance(choice, str):
-            model_choice[name] = [f"model={choice}", f"model.name={hydra_value(name)}"]
-            continue
-        key = f"model_{choice.uid}"
-        bindings[key] = proxy_class(choice, key)
-        nodes[("model", f"_api{run}_{key}")] = _model_node(name, choice, key)
-        model_choice[name] = [f"model=_api{run}_{key}"]
-    stack.enter_context(registry.bound(bindings))
-    stack.enter_context(stored(nodes))
-    composed = []
+def plan(
+    tasks: list[BenchmarkTask], models: list[tuple[str, ModelChoice]], settings: dict[str, Any]
+) -> list[Planned]:
+    """One composed config per (task, model), seed 0, the caller's settings applied."""
+    planned = []
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         for task in tasks:
-            for name, _ in models:
-                chosen = [
-                    f"dataset={dataset_choice[task.key]}",
-                    *model_choice[name],
-                    f"task={task.task_type}",
-                    "seed=0",
-                ]
-                try:
-                    cfg = compose("config", overrides=chosen + overrides)
-                except Exception as err:
-                    raise ValueError(
-                        f"cannot compose the config of {task.key} x {name} with "
-                        f"overrides {overrides}: {err}"
-                    ) from err
-                composed.append((task, name, cfg))
-    return composed
+            for name, choice in models:
+                chosen = [f"task={task.task_type}", "seed=0"]
+                chosen += [f"dataset={task.conf}"] if task.conf else []
+                chosen += [f"model={choice}"] if isinstance(choice, str) else []
+                cfg = compose("config", overrides=chosen)
+                with open_dict(cfg):
+                    if task.conf is None:
+                        cfg.dataset = task.config_node()
+                    else:  # the catalogue task as given (its YAML's values unless replaced)
+                        cfg.dataset.split = task.split
+                        if task.epochs is not None:
+                            cfg.dataset.epochs[task.task_type] = task.epochs
+                    if not isinstance(choice, str):
+                        cfg.model = choice.config_node()
+                    cfg.model.name = name
+                for key, value in settings.items():
+                    apply_setting(cfg, key, value, f"{task.key} x {name}")
+                spec = None if isinstance(choice, str) else choice
+                planned.append(Planned(task, name, cfg, spec))
+    return planned
+
+
+def user_data(task: BenchmarkTask, data_dir: str) -> Callable[[int], Any]:
+    """``seed -> the task's data``, loaded once (once per seed for a loader taking one) and
+    shared by the models; runs that are skipped never call it."""
+    cache: dict[int | None, Any] = {}
+
+    def load(seed: int) -> Any:
+        key = seed if task.seeded else None
+        if key not in cache:
+            cache[key] = task.load(str(Path(data_dir) / task.name), seed)
+        return cache[key]
+
+    return load
 
 
 # ---------------------------------------------------------------- the benchmark
 def run_benchmark(
     category: str | None = None,
     models: Any = None,
-    seeds: Iterable[int] = range(10),
     *,
+    seeds: Iterable[int] = range(10),
     task_type: str | None = None,
     tasks: Iterable[BenchmarkTask | str] | None = None,
     epochs: int | None = None,
+    root: str | Path | None = None,
     out_dir: str | Path | None = None,
     overrides: Sequence[str] | Mapping[str, Any] | None = None,
     progress: bool = True,
-    **dotted_overrides: Any,
+    **dotted_settings: Any,
 ) -> BenchmarkReport:
     """Run every selected task x model x seed and return the statistical report.
 
-    Tasks: ``tasks=`` (``BenchmarkTask`` objects, e.g. from :func:`task_from_dataset`, or
-    catalogue names ``"cora"`` / ``"cora/link_pred"``), else the catalogue filtered by
-    ``category`` and ``task_type``. ``models``: ``{name: model}`` where a model is a
-    conf/model name (``"gcn"``), a registered name, a class (a class with a conf/model YAML
-    uses that YAML's hyperparameters) or ``(cls, task_type, factory)``. ``epochs`` sets
-    ``trainer.max_epochs`` for every task (default: each task's epochs). Overrides are Hydra
-    strings (``overrides=["task.lr=5e-3"]``) or dotted keys
-    (``**{"trainer.max_epochs": 5, "model.hidden_channels": 32}``). With ``out_dir``, each
-    record goes to ``out_dir/<task>/<model>/seed_<s>/result.json``. Incompatible pairs are
-    skipped and failed runs recorded; both are listed by the report.
+    Tasks: a ``category`` of the catalogue (narrowed by ``task_type``), or ``tasks=``
+    (``Task`` objects, e.g. from ``task_from_dataset``, or catalogue names ``"cora"`` /
+    ``"cora/link_pred"``), not both. ``models``: ``{name: model}`` where a model is a
+    conf/model name (``"gcn"``), a registered name, a class (one a conf/model YAML builds
+    uses that YAML) or ``(cls, task_type[, factory])``. ``epochs`` sets every task's epochs;
+    ``root`` the data directory (``paths.data_dir``). Settings: dotted keys
+    (``**{"task.lr": 5e-3}``) or ``overrides=["task.lr=5e-3"]``. With ``out_dir`` each record
+    goes to ``out_dir/<dataset>/<task_type>/<model>/seed_<s>/result.json``. Incompatible
+    pairs are skipped, failed runs recorded; both are listed by the report, and with
+    ``progress`` a closing summary names tasks whose data is unavailable. Raises
+    :class:`BenchmarkFailed` when no run produced a result.
     """
     selected = select_tasks(category, task_type, tasks)
     chosen = select_models(models)
     seed_list = _seeds(seeds)
-    strings = override_strings(overrides, dotted_overrides, epochs)
-    records = []
-    with ExitStack() as stack:
-        composed = compose_runs(selected, chosen, strings, stack)
-        total = len(composed) * len(seed_list)
-        for i, ((task, name, cfg), seed) in enumerate(itertools.product(composed, seed_list), 1):
-            cfg = copy.deepcopy(cfg)
+    settings = settings_of(overrides, dotted_settings)
+    if epochs is not None:
+        if "trainer.max_epochs" in settings:
+            raise ValueError("give epochs= or the trainer.max_epochs setting, not both")
+        settings["trainer.max_epochs"] = epochs
+    if root is not None:
+        settings["paths.data_dir"] = str(root)
+    planned = plan(selected, chosen, settings)
+    paths = resolved_paths(OmegaConf.to_container(planned[0].cfg.paths, resolve=True))
+    loaders = {t.key: user_data(t, paths["data_dir"]) for t in selected if t.conf is None}
+    records: list[RunRecord] = []
+    total = len(planned) * len(seed_list)
+    for run in planned:
+        for seed in seed_list:
+            cfg = copy.deepcopy(run.cfg)
             cfg.seed = seed
-            run_dir = None if out_dir is None else Path(out_dir) / task.key / name / f"seed_{seed}"
-            record = run_experiment(cfg, run_dir)
-            records.append(record)
+            key = run.task.key
+            run_dir = None if out_dir is None else Path(out_dir) / key / run.model / f"seed_{seed}"
+            factory = None
+            if run.spec is not None:
+                model_cfg = OmegaConf.to_container(cfg.model, resolve=True)
+                factory = run.spec.model_factory(model_cfg)
+            load = functools.partial(loaders[key], seed) if key in loaders else None
+            records.append(run_experiment(cfg, run_dir, load, factory))
             if progress:
-                print(f"[{i}/{total}] {summarize(record)}", flush=True)
-    return BenchmarkReport.from_records([record.to_dict() for record in records])
+                print(f"[{len(records)}/{total}] {summarize(records[-1])}", flush=True)
+    if not any(r.status == "ok" for r in records):
+        raise BenchmarkFailed(outcome(records))
+    report = BenchmarkReport.from_records([r.to_dict() for r in records])
+    if progress:
+        print(outcome(records, report))
+    return report
 
 
-__all__ = ["run_benchmark"]
+def outcome(records: list[RunRecord], report: BenchmarkReport | None = None) -> str:
+    """What the benchmark produced: the counts, the summary, then one line per task and
+    kind of problem (data unavailable, failed; skipped too when nothing ran)."""
+    count = {s: sum(r.status == s for r in records) for s in ("ok", "skipped", "failed")}
+    lines = [f"{len(records)} runs: " + ", ".join(f"{n} {s}" for s, n in count.items())]
+    if report is None:
+        lines[0] = f"no run produced a result ({lines[0]})"
+    else:
+        columns = ["task", "model", "n", "metric", "mean", "half_width"]
+        lines.append(report.summary()[columns].to_string(index=False))
+    problems: dict[tuple[str, str], str] = {}
+    for r in records:
+        if r.status == "failed" or (r.status == "skipped" and report is None):
+            missing = re.search(r"(dataset '[^']*' is unavailable: [^(]*)", r.reason or "")
+            kind = "unavailable" if missing else r.status
+            head = (r.reason or "").split("\n")  # Hydra's wrapper names the error 2nd
+            why = (
+                missing[1].strip()
+                if missing
+                else " ".join(head[:2] if head[0].endswith(":") else head[:1])
+            )
+            problems.setdefault((kind, f"{r.task or r.dataset}"), why)
+    lines += [f"{kind}: {task}: {why}" for (kind, task), why in sorted(problems.items())]
+    return "\n".join(lines)
+
+
+__all__ = ["BenchmarkFailed", "run_benchmark"]

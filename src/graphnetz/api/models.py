@@ -1,21 +1,25 @@
-"""User models: three ways to declare what a model can serve.
+"""User models: a class (or factory) and the task types it serves, as a :class:`ModelSpec`.
 
-(a) ``@register_model(task_type="node_cls")`` (or a set of task types) on a class;
-(b) a class with a ``task_types = {...}`` attribute, passed as it is;
-(c) an inline tuple ``(cls, task_type, factory)`` with ``factory(in, hidden, out) -> Module``.
+The forms of the reference package, all accepted by ``run_benchmark(models={...})``:
 
-Classes are built as ``cls(in_channels=, hidden_channels=, out_channels=, **hyperparameters)``.
-A model is a node encoder (``forward(x, edge_index) -> [N, out]``) unless the class sets
-``graph_level = True``; the task adapters (:func:`graphnetz.models.adapters.adapt`)
-give node encoders their pooling or link head, in the pipeline and in :func:`wrap_encoder`.
+- ``@register_model(task_type={"node_cls"})`` on a class (then usable by name too);
+- a class with a ``task_types = {...}`` attribute, passed as it is;
+- an inline tuple ``(cls, task_type)`` or ``(cls, task_type, factory)``;
+- ``register_model(Enc, task_type={...}, factory=_multi_task_factory(Enc))``.
+
+A model is built as ``cls(in_channels, hidden_channels, out_channels, **hyperparameters)``
+(by keyword when the constructor names ``in_channels`` and ``out_channels``, so a class
+ordering them ``(in, out, hidden)`` works too) or ``factory(in, hidden, out)``. It is a
+node encoder (``forward(x, edge_index)`` or ``forward(data)`` -> ``[N, out]``) unless the
+class sets ``graph_level = True``; the task adapters give node encoders their heads.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -23,17 +27,18 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 from torch import nn
 
+from graphnetz.api.registry import MODELS, register
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.models.adapters import adapt
 from graphnetz.task_types import RELATIONAL_LINK, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES
+from graphnetz.training.build import ModelFactory
 
 DEFAULT_HIDDEN = 64
-_SIZES = ("in_channels", "hidden_channels", "out_channels")
 _SCALARS = (bool, int, float, str, type(None))
-
-_uids = itertools.count()
-_REGISTERED: dict[str, ModelSpec] = {}  # name -> spec; what @register_model added
+#: keys of a user model's config node that are not constructor arguments
+META_KEYS = ("name", "defined_in", "hidden_channels")
+SIZES = ("in_channels", "hidden_channels", "out_channels")
 
 
 @dataclass(frozen=True)
@@ -43,49 +48,66 @@ class ModelSpec:
     name: str
     cls: type
     task_types: frozenset[str]
-    factory: Callable[..., nn.Module] | None = None  # (in, hidden, out, **hp) -> Module
-    uid: int = field(default_factory=lambda: next(_uids), compare=False)
-
-    @property
-    def graph_level(self) -> bool:
-        return bool(getattr(self.cls, "graph_level", False))
+    factory: Callable[..., nn.Module] | None = None  # (in, hidden, out) -> Module
 
     @property
     def defined_in(self) -> str:
         return f"{self.cls.__module__}.{self.cls.__qualname__}"
 
-    def build(
-        self, in_channels: int, hidden_channels: int, out_channels: int, **hyperparameters: Any
-    ) -> nn.Module:
-        if self.factory is not None:
-            return self.factory(in_channels, hidden_channels, out_channels, **hyperparameters)
-        return self.cls(
-            in_channels=in_channels,
-            hidden_channels=hidden_channels,
-            out_channels=out_channels,
-            **hyperparameters,
-        )
-
     def hyperparameters(self) -> dict[str, Any]:
-        """Scalar keyword defaults of the constructor (overridable as ``model.<name>=``)."""
-        if self.factory is not None:
-            return {"hidden_channels": DEFAULT_HIDDEN}
-        try:
-            params = inspect.signature(self.cls).parameters.values()
-        except (TypeError, ValueError):  # no introspectable signature: sizes only
-            return {"hidden_channels": DEFAULT_HIDDEN}
+        """The run config's ``model`` node: the hidden width and, for a class, the scalar
+        keyword defaults besides its sizes (each overridable as ``model.<name>``)."""
+        params = [] if self.factory is not None else _parameters(self.cls)
+        if _sizes_by_name(params):
+            hidden = [p for p in params if p.name == "hidden_channels"]
+            rest = [p for p in params if p.name not in SIZES]
+        else:  # the reference's positional (in_channels, hidden_channels, out_channels)
+            hidden, rest = params[1:2], params[3:]
+        width = hidden[0].default if hidden else None
         found = {
             p.name: p.default
-            for p in params
-            if p.name not in ("in_channels", "out_channels")
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            for p in rest
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
             and p.default is not p.empty
             and isinstance(p.default, _SCALARS)
         }
-        return {"hidden_channels": DEFAULT_HIDDEN, **found}
+        usable = isinstance(width, int) and not isinstance(width, bool)
+        return {"hidden_channels": width if usable else DEFAULT_HIDDEN, **found}
+
+    def config_node(self) -> dict[str, Any]:
+        return {"name": self.name, "defined_in": self.defined_in, **self.hyperparameters()}
+
+    def model_factory(self, model_cfg: dict[str, Any]) -> ModelFactory:
+        """How the pipeline builds this model with the run's (overridden) settings."""
+        settings = {k: v for k, v in model_cfg.items() if k not in META_KEYS}
+        cls, params = self.cls, _parameters(self.cls)
+        if self.factory is not None:
+            build = self.factory
+        elif _sizes_by_name(params):  # e.g. GraphModel's cls(in_channels=, out_channels=)
+            named = {p.name for p in params}
+
+            def build(i: int, h: int, o: int) -> nn.Module:
+                hidden = {"hidden_channels": h} if "hidden_channels" in named else {}
+                return cls(in_channels=i, out_channels=o, **hidden, **settings)
+        else:
+            build = lambda i, h, o: cls(i, h, o, **settings)  # noqa: E731
+        return ModelFactory(cls, build, self.task_types)
 
 
-def _task_types(value: Any, owner: str) -> frozenset[str]:
+def _parameters(cls: type) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):  # no introspectable signature: sizes only
+        return []
+
+
+def _sizes_by_name(params: list[inspect.Parameter]) -> bool:
+    """Sizes go by keyword when the constructor names them, else by position."""
+    return {"in_channels", "out_channels"} <= {p.name for p in params}
+
+
+def task_type_set(value: Any, owner: str) -> frozenset[str]:
+    """One task type or an iterable of them, checked against the task types there are."""
     types = {value} if isinstance(value, str) else value
     if not isinstance(types, Iterable) or not types:
         raise ValueError(
@@ -98,39 +120,103 @@ def _task_types(value: Any, owner: str) -> frozenset[str]:
     return frozenset(types)
 
 
-def register_model(
-    cls: type | None = None, *, task_type: str | Iterable[str], name: str | None = None
-):
-    """Register a model class for ``task_type`` (one or a set); usable as a decorator.
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"model name must be a non-empty string without '/', got {name!r}")
 
-    ``@register_model(task_type={"node_cls", "link_pred"})`` keeps the class unchanged and
-    makes it usable by name (``models=["MyGNN"]``) or by class in :func:`run_benchmark`.
+
+def register_model(
+    cls: type | None = None,
+    *,
+    task_type: str | Iterable[str] | None = None,
+    task_types: str | Iterable[str] | None = None,
+    factory: Callable[..., nn.Module] | None = None,
+    name: str | None = None,
+):
+    """Register a model for ``task_type`` (one or a set; ``task_types=`` is an alias).
+
+    Usable as ``@register_model(task_type={"node_cls"})`` or as
+    ``register_model(Enc, task_type={...}, factory=_multi_task_factory(Enc))``; returns the
+    class unchanged. Registered under ``name`` (default: the class name), so
+    ``models={"Mine": Enc}`` and ``models=["Enc"]`` both find it. Defining the class again
+    (a notebook cell run twice) replaces the registration.
     """
+    if (task_type is None) == (task_types is None):
+        raise TypeError("register_model takes exactly one of task_type= or task_types=")
+    declared = task_type if task_type is not None else task_types
+    if factory is not None and not callable(factory):
+        raise TypeError(f"factory must be a callable (in, hidden, out) -> Module, got {factory!r}")
 
     def decorate(klass: type) -> type:
         if not isinstance(klass, type):
-            raise TypeError(f"register_model decorates a class, got {klass!r}")
+            raise TypeError(f"register_model registers a class, got {klass!r}")
         key = name or klass.__name__
         _check_name(key)
-        if key in _REGISTERED and _REGISTERED[key].cls is not klass:
-            raise ValueError(
-                f"a different model is already registered as {key!r}; "
-                "pass name=... or unregister_model it first"
-            )
-        _REGISTERED[key] = ModelSpec(key, klass, _task_types(task_type, key))
+        spec = ModelSpec(key, klass, task_type_set(declared, key), factory)
+        register(MODELS, key, spec, same=lambda old, new: old.defined_in == new.defined_in)
         return klass
 
     return decorate if cls is None else decorate(cls)
 
 
 def unregister_model(name: str) -> None:
-    if name not in _REGISTERED:
-        raise ValueError(f"no model registered as {name!r}; registered: {sorted(_REGISTERED)}")
-    del _REGISTERED[name]
+    if name not in MODELS:
+        raise ValueError(f"no model registered as {name!r}; registered: {sorted(MODELS)}")
+    del MODELS[name]
 
 
 def registered_models() -> dict[str, ModelSpec]:
-    return dict(_REGISTERED)
+    return dict(MODELS)
+
+
+def _multi_task_factory(encoder_cls: type) -> Callable[..., nn.Module]:
+    """A factory building the node encoder ``encoder_cls(in, hidden, out)`` for every task
+    type: the pipeline's adapters add the head each task type needs (the node task uses
+    the encoder as it is, graph tasks pool it, link prediction decodes pairs)."""
+
+    def factory(
+        in_channels: int, hidden_channels: int, out_channels: int, *, task_type: str | None = None
+    ) -> nn.Module:
+        return encoder_cls(in_channels, hidden_channels, out_channels)
+
+    return factory
+
+
+def model_spec(name: str, value: Any) -> ModelSpec:
+    """The spec of a ``models={name: value}`` entry in any of the forms above."""
+    _check_name(name)
+    if isinstance(value, ModelSpec):
+        return dataclasses.replace(value, name=name)
+    if isinstance(value, str):
+        if value not in MODELS:
+            raise ValueError(f"no model registered as {value!r}; registered: {sorted(MODELS)}")
+        return dataclasses.replace(MODELS[value], name=name)
+    if isinstance(value, tuple):
+        if not 2 <= len(value) <= 3 or not isinstance(value[0], type):
+            raise ValueError(
+                f"model {name!r}: an inline model is (cls, task_type) or (cls, task_type, "
+                f"factory) with factory(in, hidden, out) -> Module; got {value!r}"
+            )
+        cls, declared, factory = (*value, None)[:3]
+        if factory is not None and not callable(factory):
+            raise ValueError(f"model {name!r}: the factory {factory!r} is not callable")
+        return ModelSpec(name, cls, task_type_set(declared, name), factory)
+    if isinstance(value, type):
+        for spec in MODELS.values():
+            if spec.cls is value:
+                return dataclasses.replace(spec, name=name)
+        declared = getattr(value, "task_types", None)
+        if declared is None:
+            raise ValueError(
+                f"model {name!r} ({value.__name__}) does not say which task types it serves: "
+                "decorate it with @register_model(task_type=...), give it a class attribute "
+                "task_types = {...}, or pass (cls, task_type, factory)"
+            )
+        return ModelSpec(name, value, task_type_set(declared, name))
+    raise TypeError(
+        f"model {name!r}: expected a conf/model name, a registered name, a class or "
+        f"a (cls, task_type[, factory]) tuple; got {type(value).__name__}"
+    )
 
 
 def conf_models() -> dict[str, str]:
@@ -139,6 +225,17 @@ def conf_models() -> dict[str, str]:
         p.stem: str(OmegaConf.load(p).get("_target_"))
         for p in sorted((CONF_DIR / "model").glob("*.yaml"))
     }
+
+
+def conf_model_of(cls: type) -> str | None:
+    """The conf/model YAML that builds ``cls`` (so ``{"GCN": GCN}`` runs as ``model=gcn``)."""
+    for stem, target in conf_models().items():
+        try:
+            if get_class(target) is cls:
+                return stem
+        except Exception:  # a YAML whose class does not import is not this class
+            continue
+    return None
 
 
 def list_models() -> pd.DataFrame:
@@ -151,86 +248,12 @@ def list_models() -> pd.DataFrame:
         except Exception as err:  # listing must not fail on one model's missing dependency
             served = f"unavailable ({type(err).__name__})"
         rows.append({"name": name, "kind": "conf/model", "builds": target, "task_types": served})
-    for name, spec in _REGISTERED.items():
+    for name, spec in MODELS.items():
+        served = ", ".join(sorted(spec.task_types))
         rows.append(
-            {
-                "name": name,
-                "kind": "registered",
-                "builds": spec.defined_in,
-                "task_types": ", ".join(sorted(spec.task_types)),
-            }
+            {"name": name, "kind": "registered", "builds": spec.defined_in, "task_types": served}
         )
     return pd.DataFrame(rows, columns=["name", "kind", "builds", "task_types"])
-
-
-def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not name or "/" in name:
-        raise ValueError(f"model name must be a non-empty string without '/', got {name!r}")
-
-
-def model_spec(name: str, value: Any) -> ModelSpec:
-    """A user model in any of the three forms (a string naming a registered model too)."""
-    _check_name(name)
-    if isinstance(value, str):
-        if value not in _REGISTERED:
-            raise ValueError(f"no model registered as {value!r}; registered: {sorted(_REGISTERED)}")
-        return _renamed(_REGISTERED[value], name)
-    if isinstance(value, tuple):
-        if len(value) != 3 or not isinstance(value[0], type) or not callable(value[2]):
-            raise ValueError(
-                f"model {name!r}: an inline model is (cls, task_type, factory) "
-                f"with factory(in, hidden, out) -> Module; got {value!r}"
-            )
-        cls, task_type, factory = value
-        return ModelSpec(name, cls, _task_types(task_type, name), factory)
-    if isinstance(value, type):
-        for spec in _REGISTERED.values():
-            if spec.cls is value:
-                return _renamed(spec, name)
-        declared = getattr(value, "task_types", None)
-        if declared is None:
-            raise ValueError(
-                f"model {name!r} ({value.__name__}) does not say which task types it serves: "
-                "decorate it with @register_model(task_type=...), give it a class attribute "
-                "task_types = {...}, or pass (cls, task_type, factory)"
-            )
-        return ModelSpec(name, value, _task_types(declared, name))
-    raise TypeError(
-        f"model {name!r}: expected a conf/model name, a registered name, a class or "
-        f"a (cls, task_type, factory) tuple; got {type(value).__name__}"
-    )
-
-
-def _renamed(spec: ModelSpec, name: str) -> ModelSpec:
-    return spec if spec.name == name else ModelSpec(name, spec.cls, spec.task_types, spec.factory)
-
-
-def proxy_class(spec: ModelSpec, key: str) -> type:
-    """The class a run's ``model._target_`` names: it carries the spec's ``task_types`` (read
-    by the compatibility check before data is loaded) and builds the user's module."""
-
-    def __new__(
-        cls,
-        in_channels: int,
-        out_channels: int,
-        hidden_channels: int = DEFAULT_HIDDEN,
-        defined_in: str | None = None,
-        **hyperparameters: Any,
-    ) -> nn.Module:
-        return spec.build(in_channels, hidden_channels, out_channels, **hyperparameters)
-
-    return type(
-        spec.cls.__name__,
-        (),
-        {
-            "__new__": __new__,
-            "__module__": "graphnetz.api.registry",
-            "__qualname__": key,
-            "task_types": spec.task_types,
-            "graph_level": spec.graph_level,
-            "__doc__": f"Builds {spec.defined_in} for the model {spec.name!r}.",
-        },
-    )
 
 
 def wrap_encoder(
@@ -241,40 +264,25 @@ def wrap_encoder(
     hidden_channels: int = DEFAULT_HIDDEN,
     **extras: Any,
 ) -> nn.Module:
-    """A model for ``task_type`` from a node encoder, with the adapter the pipeline uses.
-
-    ``encoder`` is a class (built as ``cls(in_channels=, hidden_channels=, out_channels=)``)
-    or a ``factory(in, hidden, out) -> Module``. Node tasks get the encoder with
-    ``out_channels`` outputs; graph tasks a mean-pool + MLP head, link prediction a
-    dot-product decoder (DistMult when ``num_relations``/``num_nodes`` are given).
+    """The model the pipeline would build for ``task_type`` from a node encoder class (or
+    ``factory(in, hidden, out)``): node tasks get it as it is, graph tasks a mean-pool + MLP
+    head, link prediction a dot-product decoder (DistMult with ``num_relations``/``num_nodes``).
     """
-    _task_types(task_type, "wrap_encoder")
-    if isinstance(encoder, type):
-        spec = ModelSpec(encoder.__name__, encoder, frozenset(TASK_CLASSES))
-    elif callable(encoder):
-        spec = ModelSpec(
-            getattr(encoder, "__name__", "factory"), type(encoder), frozenset(TASK_CLASSES), encoder
-        )
-    else:
+    task_type_set(task_type, "wrap_encoder")
+    if not callable(encoder):
         raise TypeError(
             f"wrap_encoder takes an encoder class or a factory(in, hidden, out); "
             f"got {type(encoder).__name__}"
         )
     cls = encoder if isinstance(encoder, type) else nn.Module
     level = RELATIONAL_LINK if extras.get("num_relations") is not None else TASK_LEVELS[task_type]
-    return adapt(
-        lambda i, o: spec.build(i, hidden_channels, o),
-        cls,
-        level,
-        in_channels,
-        out_channels,
-        hidden_channels,
-        **extras,
-    )
+    build = lambda i, o: encoder(i, hidden_channels, o)  # noqa: E731
+    return adapt(build, cls, level, in_channels, out_channels, hidden_channels, **extras)
 
 
 __all__ = [
     "ModelSpec",
+    "_multi_task_factory",
     "conf_models",
     "list_models",
     "model_spec",

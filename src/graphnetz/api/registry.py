@@ -1,61 +1,34 @@
-"""What run configs point at to reach user objects, so ``run_experiment`` stays the one path.
+"""The API's one registry: name -> user model, key -> user task, as GraphGym keeps them.
 
-While :func:`graphnetz.api.run_benchmark` runs, user datasets and models are *bound* here
-under keys (``dataset_<n>``, ``model_<n>``). A user dataset's config says
-``loader: {_target_: graphnetz.api.registry.registered_dataset, key: dataset_3}`` (or
-``registered_seeded_dataset`` for loaders taking ``seed``, so the pipeline's per-seed
-caching applies); a user model's says ``_target_: graphnetz.api.registry.model_5``, a class
-carrying the model's ``task_types``. Bindings are removed when the benchmark ends.
+Two dicts and one :func:`register` helper. :func:`graphnetz.api.register_model` and
+:func:`graphnetz.api.register_task` fill them; ``run_benchmark`` reads them. Configs never
+point here: user objects reach a run as built objects
+(:func:`graphnetz.training.run.run_experiment`'s ``load_data`` and ``model_factory``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
-from graphnetz.api.tasks import load_source
-
-_BOUND: dict[str, Any] = {}
-
-
-@contextmanager
-def bound(objects: Mapping[str, Any]) -> Iterator[None]:
-    """Make ``objects`` reachable by key for the duration of the block."""
-    clash = sorted(set(objects) & set(_BOUND))
-    if clash:
-        raise RuntimeError(f"registry keys already bound: {clash}")
-    _BOUND.update(objects)
-    try:
-        yield
-    finally:
-        for key in objects:
-            _BOUND.pop(key, None)
+#: model name -> :class:`graphnetz.api.models.ModelSpec`
+MODELS: dict[str, Any] = {}
+#: task key (``<name>/<task_type>``) -> :class:`graphnetz.api.tasks.BenchmarkTask`
+TASKS: dict[str, Any] = {}
 
 
-def lookup(key: str) -> Any:
-    if key not in _BOUND:
-        raise LookupError(
-            f"{key!r} is not bound: user datasets and models are reachable only "
-            f"while run_benchmark runs them (bound now: {sorted(_BOUND)})"
-        )
-    return _BOUND[key]
-
-
-def registered_dataset(key: str, root: Any = None, mirror: Any = None) -> Any:
-    """Loader target of a user dataset that does not depend on the seed (loaded once)."""
-    return load_source(lookup(key))
-
-
-def registered_seeded_dataset(
-    key: str, root: Any = None, mirror: Any = None, seed: int | None = None
+def register(
+    table: dict[str, Any],
+    key: str,
+    value: Any,
+    same: Callable[[Any, Any], bool] = lambda old, new: old == new,
 ) -> Any:
-    """Loader target of a user dataset built per run seed (``source(seed=seed)``)."""
-    return load_source(lookup(key), seed)
-
-
-def __getattr__(name: str) -> type:
-    # ``model._target_: graphnetz.api.registry.model_<n>`` resolves to the bound proxy class
-    if name.startswith("model_") and name in _BOUND:
-        return _BOUND[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """Put ``value`` under ``key``; a different value already there (by ``same``) is refused,
+    since run records and reports identify models and tasks by these names."""
+    if key in table and not same(table[key], value):
+        raise ValueError(
+            f"{key!r} is already registered as another {type(value).__name__}; "
+            "unregister it first or choose another name"
+        )
+    table[key] = value
+    return value

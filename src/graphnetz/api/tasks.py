@@ -1,16 +1,15 @@
-"""Benchmark tasks: one dataset x one task type, from the dataset configs or from user data.
+"""Benchmark tasks: the catalogue from ``conf/dataset`` and the tasks users make from data.
 
-The catalogue is built from ``conf/dataset/*.yaml`` (a config serving several task types
-gives one task per type, its natural task first) plus the tasks users register under a
-category with :func:`register_task`. A user dataset becomes a task with
-:func:`task_from_dataset`; it is checked for what its task type needs as early as possible.
+The catalogue has one :class:`BenchmarkTask` per dataset config x task type it serves (its
+natural task first), under the category the config declares, plus the tasks users register
+with :func:`register_task`. A user task is ``Task(name, task_type, loader, epochs=...)`` or
+:func:`task_from_dataset`; its data is checked for what its task type needs.
 """
 
 from __future__ import annotations
 
 import inspect
-import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,6 +18,7 @@ from omegaconf import OmegaConf
 from torch.utils.data import Dataset
 from torch_geometric.data.data import BaseData
 
+from graphnetz.api.registry import TASKS, register
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.task_types import GRAPH, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES, task_class
@@ -27,31 +27,43 @@ from graphnetz.tasks.node_tasks import MASKS, require_attributes
 GRAPH_TASKS = tuple(t for t, level in TASK_LEVELS.items() if level == GRAPH)
 USER_CATEGORY = "custom"
 DATASET_OBJECTS = (BaseData, Dataset, list, tuple, dict)
-
-_uids = itertools.count()
-# category -> task key ("name/task_type") -> task; only what register_task added
-_REGISTERED: dict[str, dict[str, BenchmarkTask]] = {}
+SPLIT_NAMES = ("train", "val", "test")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq: identity (data objects do not compare)
 class BenchmarkTask:
-    """One benchmark task: ``name`` (the dataset) served as ``task_type``.
+    """One benchmark task: the dataset ``name`` served as ``task_type``.
 
-    ``source`` is a loader config (``{"_target_": ..., **kwargs}``, for tasks from
-    ``conf/dataset``) or a user dataset: a ``Data`` object, a list/``Dataset`` of graphs, a
-    ``{"train", "val", "test"}`` dict of graph lists, or a callable returning one of these
-    (called with ``seed=`` when it takes a ``seed`` keyword, else called once and reused).
-    ``epochs`` is the task's default number of epochs; ``split`` the ``dataset.split`` value.
+    ``loader`` is the data: a ``Data`` object, a list/``Dataset`` of graphs, a
+    ``{"train", "val", "test"}`` dict (or a 3-tuple) of graph collections, or a callable
+    returning one of these, called as ``loader(root, seed=seed)`` with whichever of the two
+    it takes (with ``seed``: once per run seed, else once and reused). Catalogue tasks keep
+    their loader config here and name their YAML in ``conf``. ``split`` is the
+    ``dataset.split`` value: None (the data's masks or canonical split) or ``"random"`` /
+    ``{"type": "random", "train": 0.6, "val": 0.2}`` (a seeded split per run).
     """
 
     name: str
-    category: str
     task_type: str
-    epochs: int | None  # None: the config names none (trainer.max_epochs must be given)
-    source: Any
+    loader: Any
+    epochs: int | None = 30  # None: the config names none (trainer.max_epochs must be given)
     split: dict | None = None
-    config: dict | None = field(default=None, repr=False)  # the dataset YAML, when from conf/
-    uid: int = field(default_factory=lambda: next(_uids), repr=False, compare=False)
+    category: str = USER_CATEGORY
+    conf: str | None = field(default=None, repr=False)  # conf/dataset/<conf>.yaml
+
+    def __post_init__(self) -> None:
+        name, epochs = self.name, self.epochs
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"task name must be a non-empty string without '/', got {name!r}")
+        _choice("task type", self.task_type, TASK_CLASSES)
+        if epochs is not None and (type(epochs) is not int or epochs < 1):
+            raise ValueError(f"task {name!r}: epochs must be a positive integer, got {epochs!r}")
+        if self.conf is None and not (callable(self.loader) or is_data(self.loader)):
+            raise TypeError(
+                f"task {name!r}: the loader must be a Data object, a list/Dataset of graphs, "
+                f"a train/val/test dict or a callable returning one; got {describe(self.loader)}"
+            )
+        object.__setattr__(self, "split", _normalise_split(self.split))
 
     @property
     def key(self) -> str:
@@ -59,52 +71,75 @@ class BenchmarkTask:
         return f"{self.name}/{self.task_type}"
 
     @property
-    def seed_aware(self) -> bool:
-        return takes_seed(self.source)
+    def seeded(self) -> bool:
+        """Whether the loader takes the run seed (the data is drawn anew per seed)."""
+        return self.conf is None and any(p.name == "seed" for p in _parameters(self.loader))
 
-    def dataset_config(self, loader_target: Callable[[bool], str]) -> dict[str, Any]:
-        """The ``dataset`` config node of a run; ``loader_target(seed_aware)`` names the
-        lookup function user data is loaded through."""
+    def config_node(self) -> dict[str, Any]:
+        """The run config's ``dataset`` node of a user task (what its records store)."""
         tt = self.task_type
-        if self.config is not None:
-            epochs = dict(self.config.get("epochs") or {})
-            if self.epochs is not None:
-                epochs[tt] = self.epochs
-            return {
-                **self.config,
-                "epochs": epochs,
-                "split": self.split,
-                "loader": dict(self.source),
-            }
         return {
             "name": self.name,
             "category": self.category,
             "task_types": [tt],
             "epochs": {tt: self.epochs},
-            "features": f"user dataset ({describe(self.source)})",
+            "features": f"user dataset ({describe(self.loader)})",
             "split": self.split,
-            "loader": {"_target_": loader_target(self.seed_aware), "key": f"dataset_{self.uid}"},
+            "loader": {"given": describe(self.loader), "seeded": self.seeded},
         }
+
+    def load(self, root: str, seed: int) -> Any:
+        """The task's data for a run, checked for what the task type needs."""
+        source = self.loader
+        if callable(source) and not is_data(source):
+            first = (_parameters(source) or [None])[0]
+            positional = (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            )
+            takes_root = first is not None and first.kind in positional and first.name != "seed"
+            args = [root] if takes_root else []  # the reference's loader(root, *, seed)
+            source = source(*args, **({"seed": seed} if self.seeded else {}))
+        if isinstance(source, tuple) and len(source) == 3 and not isinstance(source[0], BaseData):
+            source = dict(zip(SPLIT_NAMES, source, strict=True))  # (train, val, test)
+        check_dataset(source, self.task_type, self.split)
+        return source if self.task_type in GRAPH_TASKS else _first_graph(source)
+
+
+#: the reference package's name for a user task: ``Task(name, task_type, loader, epochs=30)``
+Task = BenchmarkTask
+
+
+def is_data(obj: Any) -> bool:
+    return isinstance(obj, DATASET_OBJECTS)
+
+
+def _parameters(loader: Any) -> list[inspect.Parameter]:
+    if is_data(loader) or not callable(loader):
+        return []
+    try:
+        return list(inspect.signature(loader).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature
+        return []
 
 
 def describe(obj: Any) -> str:
     """``module.qualname`` of a loader function/class, or of a data object's type."""
-    named = obj if callable(obj) and not isinstance(obj, DATASET_OBJECTS) else type(obj)
+    named = obj if callable(obj) and not is_data(obj) else type(obj)
     return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', repr(named))}"
 
 
-def takes_seed(source: Any) -> bool:
-    if isinstance(source, DATASET_OBJECTS) or not callable(source):
-        return False
-    try:
-        return "seed" in inspect.signature(source).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        return False
-
-
-def _choice(what: str, value: Any, valid) -> None:
-    if value not in valid:
-        raise ValueError(f"unknown {what} {value!r}; valid: {sorted(valid)}")
+def _normalise_split(split: Any) -> dict | None:
+    if split is None:
+        return None
+    if split == "random":
+        return {"type": "random"}
+    if isinstance(split, Mapping):
+        return dict(split)
+    raise TypeError(
+        f"split must be None (the dataset's masks/canonical split), 'random' or a "
+        f"dict like {{'type': 'random', 'train': 0.6, 'val': 0.2}}; got {split!r}"
+    )
 
 
 # ---------------------------------------------------------------- dataset checks
@@ -115,7 +150,7 @@ def _first_graph(data: Any) -> Any:
 
 def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
     """Raise ``ValueError`` naming what ``data`` lacks for ``task_type``."""
-    if not isinstance(data, DATASET_OBJECTS):
+    if not is_data(data):
         raise TypeError(
             f"a {task_type!r} dataset must be a torch_geometric Data object, a "
             f"list/Dataset of graphs or a train/val/test dict; got {describe(data)}"
@@ -127,11 +162,10 @@ def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
                 "single graph; use node_cls/link_pred for one graph"
             )
         if isinstance(data, dict):
-            missing = [s for s in ("train", "val", "test") if s not in data]
+            missing = [s for s in SPLIT_NAMES if s not in data]
             if missing:
                 raise ValueError(
-                    f"a canonical graph split needs keys ['train', 'val', 'test']; "
-                    f"missing {missing}"
+                    f"a canonical graph split needs keys {list(SPLIT_NAMES)}; missing {missing}"
                 )
             data = data["train"]
         if len(data) == 0:
@@ -153,53 +187,21 @@ def check_dataset(data: Any, task_type: str, split: dict | None = None) -> None:
             ) from None
 
 
-def _normalise_split(split: Any) -> dict | None:
-    if split is None:
-        return None
-    if split == "random":
-        return {"type": "random"}
-    if isinstance(split, Mapping):
-        return dict(split)
-    raise TypeError(
-        f"split must be None (the dataset's masks/canonical split), 'random' or a "
-        f"dict like {{'type': 'random', 'train': 0.6, 'val': 0.2}}; got {split!r}"
-    )
-
-
 def task_from_dataset(
     name: str,
     task_type: str,
     dataset: Any,
-    epochs: int = 100,
+    *,
+    epochs: int = 30,
     split: str | Mapping | None = None,
     category: str = USER_CATEGORY,
 ) -> BenchmarkTask:
-    """A benchmark task from a user dataset; data objects are checked right away.
-
-    ``dataset`` is a ``Data`` object, a list/``Dataset`` of graphs, a train/val/test dict of
-    graph lists, or a callable returning one (zero-argument, or taking ``seed=``: then it is
-    called with each run seed, so synthetic data is resampled per seed). Callables are
-    checked when first loaded; a problem then fails the run with the same message.
-    """
-    if not isinstance(name, str) or not name or "/" in name:
-        raise ValueError(f"task name must be a non-empty string without '/', got {name!r}")
-    _choice("task type", task_type, TASK_CLASSES)
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
-    split = _normalise_split(split)
-    if isinstance(dataset, DATASET_OBJECTS) or not callable(dataset):
-        check_dataset(dataset, task_type, split)  # cheap for data in hand; callables: at load
-    return BenchmarkTask(name, category, task_type, epochs, dataset, split)
-
-
-def load_source(task: BenchmarkTask, seed: int | None = None) -> Any:
-    """The data of a user task (calling its loader), checked for what the task needs."""
-    source = task.source
-    if not isinstance(source, DATASET_OBJECTS) and callable(source):
-        source = source(seed=seed) if task.seed_aware else source()
-    check_dataset(source, task.task_type, task.split)
-    # node and link tasks take the graph itself, whatever container it came in
-    return source if task.task_type in GRAPH_TASKS else _first_graph(source)
+    """A benchmark task from a dataset in hand (or a loader, see :class:`BenchmarkTask`);
+    data objects are checked right away, loaders when first called (failing the run)."""
+    task = BenchmarkTask(name, task_type, dataset, epochs, split, category)
+    if is_data(dataset):
+        check_dataset(dataset, task_type, task.split)
+    return task
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -227,67 +229,62 @@ def config_tasks() -> list[BenchmarkTask]:
             tasks.append(
                 BenchmarkTask(
                     cfg["name"],
-                    cfg["category"],
                     task_type,
-                    epochs.get(task_type),
                     cfg["loader"],
+                    epochs.get(task_type),
                     cfg.get("split"),
-                    config=cfg,
+                    cfg["category"],
+                    conf=path.stem,
                 )
             )
     return tasks
 
 
-def all_tasks() -> list[BenchmarkTask]:
-    return config_tasks() + [t for tasks in _REGISTERED.values() for t in tasks.values()]
-
-
 def iter_benchmark_tasks(
     category: str | None = None, task_type: str | None = None
-) -> Iterator[BenchmarkTask]:
+) -> list[BenchmarkTask]:
     """Every benchmark task (dataset configs, then registered tasks), optionally filtered."""
-    tasks = all_tasks()
+    tasks = config_tasks() + list(TASKS.values())
     if category is not None:
         _choice("category", category, {t.category for t in tasks})
     if task_type is not None:
         _choice("task type", task_type, TASK_CLASSES)
-    for task in tasks:
-        if category in (None, task.category) and task_type in (None, task.task_type):
-            yield task
+    return [t for t in tasks if category in (None, t.category) and task_type in (None, t.task_type)]
+
+
+def _choice(what: str, value: Any, valid) -> None:
+    if value not in valid:
+        raise ValueError(f"unknown {what} {value!r}; valid: {sorted(valid)}")
 
 
 def register_task(category: str, task: BenchmarkTask) -> BenchmarkTask:
-    """Add a user task (from :func:`task_from_dataset`) to the catalogue under ``category``."""
+    """Add a user task to the catalogue under ``category`` (``run_benchmark(category)``
+    then includes it); a task key the catalogue already has is refused."""
     if not isinstance(task, BenchmarkTask):
         raise TypeError(
-            f"register_task takes a BenchmarkTask (see task_from_dataset), "
-            f"got {type(task).__name__}"
+            f"register_task takes a Task (see task_from_dataset), got {type(task).__name__}"
         )
     if not isinstance(category, str) or not category:
         raise ValueError(f"category must be a non-empty string, got {category!r}")
-    taken = {t.key for t in all_tasks()}
-    if task.key in taken:
+    if task.key in {t.key for t in config_tasks()}:
         raise ValueError(
-            f"a task {task.key!r} already exists; unregister it first or choose "
-            "another name (run records and reports identify tasks by this key)"
+            f"a task {task.key!r} already exists in conf/dataset; choose another name "
+            "(run records and reports identify tasks by this key)"
         )
-    task = replace(task, category=category)  # same uid: loaded data is shared
-    _REGISTERED.setdefault(category, {})[task.key] = task
-    return task
+    return register(TASKS, task.key, replace(task, category=category), same=lambda *_: False)
 
 
 def unregister_task(category: str, name: str) -> None:
-    """Remove the registered task(s) called ``name`` (or exactly ``name/task_type``)."""
-    _choice("registered category", category, _REGISTERED)
-    tasks = _REGISTERED[category]
-    keys = [k for k, t in tasks.items() if name in (k, t.name)]
+    """Remove the task(s) called ``name`` (or exactly ``name/task_type``) from ``category``."""
+    mine = {k: t for k, t in TASKS.items() if t.category == category}
+    keys = [k for k, t in mine.items() if name in (k, t.name)]
     if not keys:
-        names = sorted({t.name for t in tasks.values()})
-        raise ValueError(f"no task {name!r} registered under {category!r}; registered: {names}")
+        registered = sorted(f"{t.category}/{t.name}" for t in TASKS.values())
+        raise ValueError(
+            f"no task {name!r} registered under {category!r}; registered: {registered}"
+        )
     for key in keys:
-        del tasks[key]
-    if not tasks:
-        del _REGISTERED[category]
+        del TASKS[key]
 
 
 def list_datasets(category: str | None = None) -> pd.DataFrame:
@@ -308,7 +305,7 @@ def list_datasets(category: str | None = None) -> pd.DataFrame:
 def list_task_types() -> pd.DataFrame:
     """The task types with their primary metric, its direction and how many datasets serve them."""
     served: dict[str, int] = {}
-    for task in all_tasks():
+    for task in iter_benchmark_tasks():
         served[task.task_type] = served.get(task.task_type, 0) + 1
     rows = []
     for task_type in TASK_CLASSES:
@@ -329,6 +326,7 @@ def list_task_types() -> pd.DataFrame:
 
 __all__ = [
     "BenchmarkTask",
+    "Task",
     "check_dataset",
     "iter_benchmark_tasks",
     "list_datasets",

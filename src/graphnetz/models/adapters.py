@@ -9,6 +9,8 @@ level in :data:`ADAPTERS`; :func:`adapt` is the one entry point:
   (declared ``graph_level = True``, e.g. GIN) are used as they are.
 - ``link``: :class:`LinkPredictor`, ``encode(x, edge_index) -> z`` and
   ``decode(z, pairs) = <z_u, z_v>`` (dot product).
+- a model with ``forward(data)`` (the PyG ``Data`` object) is wrapped in
+  :class:`DataForward` first, so every level calls it as ``(x, edge_index[, batch])``.
 - ``relational_link`` (a knowledge graph): :class:`RelationalLinkPredictor`, learned node
   embeddings as the encoder's input (knowledge graphs have no features) and the DistMult
   decoder ``<z_h, r, z_t> = sum_k z_h[k] r[k] z_t[k]`` with learned relation embeddings.
@@ -20,12 +22,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from torch import Tensor, nn
+from torch_geometric.data import Data
 from torch_geometric.nn import global_mean_pool
 
 from graphnetz.models.contract import Capabilities, capabilities
 from graphnetz.task_types import GRAPH, LINK, NODE, RELATIONAL_LINK
 
 EncoderFactory = Callable[[int, int], nn.Module]  # (in_channels, out_channels) -> module
+
+
+class DataForward(nn.Module):
+    """Calls a ``forward(data)`` model with a ``Data`` object of the tensors it is given."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: Tensor, edge_index: Tensor, batch: Tensor | None = None) -> Tensor:
+        data = Data(x=x, edge_index=edge_index)
+        if batch is not None:
+            data.batch = batch
+        return self.model(data)
 
 
 class PooledEncoder(nn.Module):
@@ -155,7 +172,21 @@ def adapt(
     if level not in ADAPTERS:
         raise ValueError(f"no adapter for level {level!r}; valid: {list(ADAPTERS)}")
     sizes = Sizes(in_channels, out_channels, hidden_channels)
-    return ADAPTERS[level](factory, capabilities(cls), sizes, extras)
+    caps = capabilities(cls)
+    if caps.takes_data:
+        factory = _data_forward(factory)
+    return ADAPTERS[level](factory, caps, sizes, extras)
 
 
-__all__ = ["ADAPTERS", "LinkPredictor", "PooledEncoder", "RelationalLinkPredictor", "adapt"]
+def _data_forward(factory: EncoderFactory) -> EncoderFactory:
+    return lambda in_channels, out_channels: DataForward(factory(in_channels, out_channels))
+
+
+__all__ = [
+    "ADAPTERS",
+    "DataForward",
+    "LinkPredictor",
+    "PooledEncoder",
+    "RelationalLinkPredictor",
+    "adapt",
+]

@@ -3,7 +3,9 @@
 A model is any ``nn.Module`` a config's ``_target_`` builds as
 ``Cls(in_channels=..., out_channels=..., **config)`` whose ``forward(x, edge_index)`` returns
 ``[N, out_channels]`` (graph-level models: ``forward(x, edge_index, batch)`` returns
-``[num_graphs, out_channels]``). What else it can do it declares with the typed class
+``[num_graphs, out_channels]``). A model whose ``forward(data)`` takes the PyG ``Data``
+object instead (one required argument, as in the reference package) is called with a
+``Data`` holding those tensors (:class:`graphnetz.models.adapters.DataForward`). What else it can do it declares with the typed class
 attributes and hooks of :class:`GraphModel`, as PyG's ``BasicGNN`` declares
 ``supports_edge_weight``. Our models inherit them; a module that does not (a third-party
 class) gets the defaults. The pipeline reads a declaration only through
@@ -31,6 +33,7 @@ and ``conf/model/degree.yaml`` with ``name: degree`` and ``_target_: mypackage.D
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -72,6 +75,8 @@ class Capabilities:
     computes_selected_nodes: bool
     precomputes: bool
     adds_loss: bool
+    #: ``forward(data)`` takes a PyG ``Data`` object (decided from the signature)
+    takes_data: bool = False
 
     def serves(self, task_type: str) -> bool:
         return self.task_types is None or task_type in self.task_types
@@ -88,7 +93,20 @@ def capabilities(model: type | nn.Module) -> Capabilities:
         computes_selected_nodes=bool(getattr(cls, "computes_selected_nodes", False)),
         precomputes=_overrides(cls, "precompute"),
         adds_loss=_overrides(cls, "extra_loss"),
+        takes_data=forward_takes_data(cls),
     )
+
+
+def forward_takes_data(cls: type) -> bool:
+    """Whether ``cls.forward`` takes one ``Data`` object: exactly one required positional
+    parameter besides ``self``, not named ``x`` (``forward(x, edge_index)`` has two)."""
+    try:
+        params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    except (AttributeError, TypeError, ValueError):  # no forward, or no signature to read
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in params if p.kind in positional and p.default is p.empty]
+    return len(required) == 1 and required[0].name != "x"
 
 
 def _overrides(cls: type, hook: str) -> bool:

@@ -2,12 +2,15 @@
 
 A model declares the task types it serves (:mod:`graphnetz.models.contract`); the check runs
 before any data is loaded, so an incompatible pair costs nothing. The adapter is chosen by
-the level of the task's data (:data:`graphnetz.models.adapters.ADAPTERS`).
+the level of the task's data (:data:`graphnetz.models.adapters.ADAPTERS`). A model built
+by Python code (the API's user models) comes as a :class:`ModelFactory` instead of the
+config's ``_target_``; the same check and adapters apply to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hydra.utils import get_class, instantiate
@@ -18,6 +21,16 @@ from graphnetz.models.adapters import adapt
 from graphnetz.models.contract import capabilities
 
 META_KEYS = ("name",)
+
+
+@dataclass(frozen=True)
+class ModelFactory:
+    """A model built by code: ``build(in_channels, hidden_channels, out_channels)`` makes a
+    ``cls``, which serves ``task_types`` (None: what ``cls`` itself declares)."""
+
+    cls: type
+    build: Callable[[int, int, int], nn.Module]
+    task_types: frozenset[str] | None = None
 
 
 def model_kwargs(model_cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
@@ -33,16 +46,22 @@ def model_class(model_cfg: DictConfig | Mapping[str, Any]) -> type:
     return get_class(model_kwargs(model_cfg)["_target_"])
 
 
-def incompatibility(model_cfg: DictConfig | Mapping[str, Any], task_type: str) -> str | None:
+def incompatibility(
+    model_cfg: DictConfig | Mapping[str, Any],
+    task_type: str,
+    factory: ModelFactory | None = None,
+) -> str | None:
     """Why this model cannot serve ``task_type``, or None when it can (or does not say)."""
-    cls = model_class(model_cfg)
-    caps = capabilities(cls)
-    if caps.serves(task_type):
+    cls = model_class(model_cfg) if factory is None else factory.cls
+    served = capabilities(cls).task_types
+    if factory is not None and factory.task_types is not None:
+        served = factory.task_types
+    if served is None or task_type in served:
         return None
     name = model_cfg.get("name", cls.__name__)
     return (
         f"model {name!r} ({cls.__name__}) does not support task type {task_type!r}; "
-        f"it supports {sorted(caps.task_types or ())}"
+        f"it supports {sorted(served)}"
     )
 
 
@@ -51,16 +70,16 @@ def build_model(
     level: str,
     in_channels: int,
     out_channels: int,
+    factory: ModelFactory | None = None,
     **extras: Any,
 ) -> nn.Module:
     """Instantiate the model at ``level`` with data-dependent sizes filled in."""
     kwargs = model_kwargs(model_cfg)
-    return adapt(
-        lambda i, o: instantiate(kwargs, in_channels=i, out_channels=o),
-        model_class(model_cfg),
-        level,
-        in_channels,
-        out_channels,
-        kwargs.get("hidden_channels", 64),
-        **extras,
-    )
+    hidden = kwargs.get("hidden_channels", 64)
+    if factory is None:
+        cls = model_class(model_cfg)
+        make = lambda i, o: instantiate(kwargs, in_channels=i, out_channels=o)  # noqa: E731
+    else:  # built by code; the config records its width and hyperparameters
+        cls = factory.cls
+        make = lambda i, o: factory.build(i, hidden, o)  # noqa: E731
+    return adapt(make, cls, level, in_channels, out_channels, hidden, **extras)

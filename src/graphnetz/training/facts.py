@@ -9,7 +9,8 @@ dataset for records that carry them):
   run's test split (``{"metric", "split", "rule", "value"}``; ``None`` where the task type
   defines none);
 - ``seeded_loader``: whether the loader draws the graph from the run seed (a generated
-  graph differs per run, so its statistics are those of one seed).
+  graph differs per run, so its statistics are those of one seed); a dataset handed in by
+  Python code has no ``_target_`` and says so itself (``loader.seeded``).
 """
 
 from __future__ import annotations
@@ -31,5 +32,7 @@ def dataset_facts(
     return {
         "statistics": dataset_statistics(graph, name) if described else None,
         "chance": task_cls.chance_level(data),
-        "seeded_loader": accepts_seed(loader_cfg),
+        "seeded_loader": (
+            accepts_seed(loader_cfg) if "_target_" in loader_cfg else bool(loader_cfg.get("seeded"))
+        ),
     }

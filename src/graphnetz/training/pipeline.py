@@ -4,11 +4,17 @@ Reads top to bottom like the run protocol: seed, load the dataset, let the task 
 its split, seed again, build the model at the data's level, precompute what the model needs
 from the graph, instantiate the task module (with its optimiser), fit, and return what the
 record needs. Raises on any failure; :mod:`graphnetz.training.run` records it.
+
+Python callers (:mod:`graphnetz.api`) may hand in what they built instead of what the
+config names: ``load_data`` (a function returning the run's dataset, called where the
+loader would be) and ``model_factory`` (:class:`graphnetz.training.build.ModelFactory`).
+Everything else, the config included, is the same as for ``train.py``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +28,7 @@ from graphnetz.data.loading import load_dataset
 from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning
 from graphnetz.tasks.base import GraphTask, TaskData
-from graphnetz.training.build import build_model, incompatibility
+from graphnetz.training.build import ModelFactory, build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
 from graphnetz.training.pairing import pairing_fingerprint
@@ -63,16 +69,23 @@ class Built:
     pairing: dict[str, str] | None = None
 
 
-def build_run(spec: RunSpec) -> Built:
+def build_run(
+    spec: RunSpec,
+    load_data: Callable[[], Any] | None = None,
+    model_factory: ModelFactory | None = None,
+) -> Built:
     """Load and prepare the data, build the model at the data's level and the task module."""
     config = spec.config
     if config.get("num_threads"):
         torch.set_num_threads(int(config["num_threads"]))
     seed_everything(spec.seed)
     paths = config["paths"]
-    dataset = load_dataset(
-        config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
-    )
+    if load_data is None:
+        dataset = load_dataset(
+            config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
+        )
+    else:
+        dataset = load_data()
     # a rule name in dataset.features builds the features of a featureless graph
     dataset = with_feature_rule(
         dataset,
@@ -84,7 +97,9 @@ def build_run(spec: RunSpec) -> Built:
     pairing = pairing_fingerprint(dataset, data)  # what a paired comparison assumes shared
     seed_everything(spec.seed)  # model init does not depend on how much randomness prep used
     level = data.level or spec.task_cls.level()
-    model = build_model(config["model"], level, data.in_channels, data.out_channels, **data.extras)
+    model = build_model(
+        config["model"], level, data.in_channels, data.out_channels, model_factory, **data.extras
+    )
     caps = capabilities(model)
     if caps.precomputes:
         model.precompute(data.graph, spec.seed)
@@ -97,16 +112,22 @@ def build_run(spec: RunSpec) -> Built:
     return Built(data, model, module, pairing)
 
 
-def train_and_evaluate(spec: RunSpec, ckpt: Checkpointing | None = None) -> Trained | Skipped:
+def train_and_evaluate(
+    spec: RunSpec,
+    ckpt: Checkpointing | None = None,
+    load_data: Callable[[], Any] | None = None,
+    model_factory: ModelFactory | None = None,
+) -> Trained | Skipped:
     """Train and evaluate the run, or say why it is skipped.
 
     ``ckpt`` (:func:`graphnetz.training.checkpoint.checkpointing`) saves checkpoints while
     training and may resume from one left by an interrupted run of this config.
+    ``load_data`` and ``model_factory``: see :func:`build_run`.
     """
-    reason = incompatibility(spec.config["model"], spec.task_type)
+    reason = incompatibility(spec.config["model"], spec.task_type, model_factory)
     if reason is not None:  # checked before any data is loaded
         return Skipped(reason)
-    built = build_run(spec)
+    built = build_run(spec, load_data, model_factory)
     data, module = built.data, built.module
     ckpt = ckpt or Checkpointing()
     trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)

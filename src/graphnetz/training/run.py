@@ -14,12 +14,14 @@ import logging
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
+from graphnetz.training.build import ModelFactory
 from graphnetz.training.checkpoint import Checkpointing, checkpointing, discard_checkpoint
 from graphnetz.training.pipeline import Skipped, Trained, train_and_evaluate
 from graphnetz.training.provenance import library_versions
@@ -50,8 +52,16 @@ def quiet_libraries() -> None:
         warnings.filterwarnings("ignore", message=message)
 
 
-def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> RunRecord:
-    """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given)."""
+def run_experiment(
+    cfg: DictConfig,
+    run_dir: str | Path | None = None,
+    load_data: Callable[[], Any] | None = None,
+    model_factory: ModelFactory | None = None,
+) -> RunRecord:
+    """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given).
+
+    ``load_data`` and ``model_factory`` replace what the config's loader and model
+    ``_target_`` would build (:func:`graphnetz.training.pipeline.build_run`)."""
     quiet_libraries()
     run_dir = Path(run_dir) if run_dir is not None else None
     start = time.perf_counter()
@@ -67,7 +77,7 @@ def run_experiment(cfg: DictConfig, run_dir: str | Path | None = None) -> RunRec
     ckpt = Checkpointing()
     try:
         ckpt = checkpointing(spec, run_dir, start)
-        outcome = train_and_evaluate(spec, ckpt)
+        outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
     except Exception as err:  # a failed run is a result, never the end of the sweep
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
