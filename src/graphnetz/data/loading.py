@@ -15,11 +15,17 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from hydra.errors import InstantiationException
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from graphnetz.data.integrity import CorruptDataError
 from graphnetz.data.locking import preparing
-from graphnetz.data.mirror import mirror_location
+from graphnetz.data.mirror import DatasetUnavailableError, mirror_location
+from graphnetz.data.networks.graph import NetworkFormatError
+
+#: The data's own named errors: raised as they are, not wrapped in Hydra's exception.
+DATA_ERRORS = (DatasetUnavailableError, CorruptDataError, NetworkFormatError)
 
 _CACHE: dict[tuple, Any] = {}
 
@@ -46,11 +52,22 @@ def load_dataset(
     if key not in _CACHE:
         kwargs = {"root": str(data_dir), "mirror": mirror_path}
         if seeded:  # generated in memory from the seed: nothing on disk to guard
-            _CACHE[key] = instantiate(cfg, **kwargs, seed=seed)
+            _CACHE[key] = _instantiate(cfg, **kwargs, seed=seed)
         else:
             with preparing(data_dir, cfg["_target_"]):
-                _CACHE[key] = instantiate(cfg, **kwargs)
+                _CACHE[key] = _instantiate(cfg, **kwargs)
     return _CACHE[key]
+
+
+def _instantiate(cfg: DictConfig, **kwargs: Any) -> Any:
+    """``instantiate``, re-raising the data's named errors unwrapped (their message names
+    the dataset, the files and the fix; Hydra's wrapper would only repeat it)."""
+    try:
+        return instantiate(cfg, **kwargs)
+    except InstantiationException as err:
+        if isinstance(err.__cause__, DATA_ERRORS):
+            raise err.__cause__ from None
+        raise
 
 
 def clear_cache() -> None:
