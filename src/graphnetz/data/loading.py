@@ -31,7 +31,12 @@ def load_dataset(
     """Instantiate ``loader_cfg`` with ``root``/``mirror`` (+ ``seed`` if accepted), cached."""
     cfg = loader_cfg if isinstance(loader_cfg, DictConfig) else OmegaConf.create(loader_cfg)
     seeded = accepts_seed(cfg)
-    mirror_path = resolve_mirror(mirror)
+    try:
+        mirror_path = resolve_mirror(mirror)
+    except FileNotFoundError:
+        # not a folder: only loaders that read files fail (they resolve it again and say
+        # why); karate and the generators need none
+        mirror_path = Path(mirror)
     key = (
         OmegaConf.to_yaml(cfg),
         str(Path(data_dir).resolve()),
