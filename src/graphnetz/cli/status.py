@@ -221,7 +221,7 @@ def cell_table(runs: list[RunState], with_missing: bool) -> list[str]:
     ok_times = [r.spent_s for r in runs if r.state == "ok" and r.spent_s > 0]
     overall = sum(ok_times) / len(ok_times) if ok_times else math.nan
     shown = [s for s in STATES if with_missing or s != "missing"]
-    header = ["task", "model", *shown, "spent", "left (est.)"]
+    header = ["task", "model", *(s.replace(" ", "-") for s in shown), "spent", "left(est.)"]
     rows = []
     for (task, model), members in cells.items():
         times = [r.spent_s for r in members if r.state == "ok" and r.spent_s > 0]
@@ -237,7 +237,7 @@ def cell_table(runs: list[RunState], with_missing: bool) -> list[str]:
                 model,
                 *(str(sum(r.state == s for r in members)) for s in shown),
                 duration(sum(r.spent_s for r in members)),
-                duration(left * per_run) if left else "0 s",
+                duration(left * per_run) if left else "0s",
             ]
         )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
@@ -251,10 +251,10 @@ def duration(seconds: float) -> str:
     if math.isnan(seconds):
         return "?"
     if seconds < 120:
-        return f"{seconds:.0f} s"
+        return f"{seconds:.0f}s"
     if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"{seconds / 60:.1f}min"
+    return f"{seconds / 3600:.1f}h"
 
 
 def render(sweep: Path, overrides: list[str] | None) -> str:
