@@ -16,6 +16,12 @@ def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     )
 
 
+def run_dir(sweep: Path, prefix: str) -> Path:
+    """The one run directory of ``sweep`` whose name (``<prefix>_<identity>``) starts so."""
+    (found,) = sweep.glob(f"{prefix}_*")
+    return found
+
+
 def records(sweep: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(sweep.glob("*/result.json"))]
 
@@ -102,12 +108,12 @@ def test_truncated_record_does_not_crash_analyze(tmp_path, data_dir):
         f"paths.data_dir={data_dir}",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    victim = sweep / "0_karate_gcn_s0" / "result.json"
+    victim = run_dir(sweep, "karate_node_cls_gcn_s0") / "result.json"
     victim.write_text(victim.read_text()[:200])  # a half-written file from a killed job
     proc = run_cli("analyze.py", str(sweep))
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = (sweep / "report" / "report.md").read_text()
-    assert "Unreadable (1)" in report and "0_karate_gcn_s0" in report
+    assert "Unreadable (1)" in report and victim.parent.name in report
 
 
 def test_real_sweep_gives_the_full_report(tmp_path, data_dir, mirror):
@@ -170,8 +176,8 @@ def test_resume_skips_complete_runs_and_reruns_the_rest(tmp_path, data_dir):
         f"paths.data_dir={data_dir}",
     )
     assert run_cli(*args).returncode == 0  # a plain sweep, later resumed
-    kept = sweep / "0_karate_gcn_s0" / "result.json"
-    redo = sweep / "1_karate_gcn_s1" / "result.json"
+    kept = run_dir(sweep, "karate_node_cls_gcn_s0") / "result.json"
+    redo = run_dir(sweep, "karate_node_cls_gcn_s1") / "result.json"
     kept_before = kept.read_text()
     redo.write_text(redo.read_text()[:100])  # a job killed mid-write
     proc = run_cli(*args, "resume=true")

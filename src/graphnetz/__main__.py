@@ -1,6 +1,18 @@
-"""``python -m graphnetz list datasets|models|tasks``."""
+"""``python -m graphnetz list datasets|models|tasks`` and ``python -m graphnetz status``."""
 
-from graphnetz.cli.list import main
+import sys
+
+
+def main(argv: list[str] | None = None) -> int | None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["status"]:  # its overrides are Hydra's, not argparse options
+        from graphnetz.cli.status import main as status
+
+        return status(argv[1:])
+    from graphnetz.cli.list import main as listing
+
+    return listing(argv)
+
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -8,7 +8,13 @@ their config is the one the user composed, unresolved, and they carry no dataset
 
 Statuses: ``ok`` (trained and evaluated), ``skipped`` (the model does not serve the task
 type; decided before any data is loaded), ``failed`` (anything raised; ``error`` has the
-traceback).
+traceback), ``diverged`` (the training loss or the primary metric became non-finite;
+``diverged_epoch`` says when; never analysed).
+
+``identity`` (:mod:`graphnetz.run_identity`) is the hash of the result-bearing config that
+resume and the report key runs by; records written before it was stored have it computed
+from their resolved config (schema 2) or have none (schema 1). ``num_threads`` is the torch
+thread count the run used (bit-identical results need equal counts).
 """
 
 from __future__ import annotations
@@ -22,11 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from graphnetz.atomic import write_text
+from graphnetz.run_identity import config_identity
 
 RECORD_NAME = "result.json"
 RECORD_SCHEMA_VERSION = 2
 READABLE_SCHEMA_VERSIONS = (1, 2)
-STATUSES = ("ok", "skipped", "failed")
+STATUSES = ("ok", "skipped", "failed", "diverged")
+#: Statuses a resumed sweep does not run again: their result is known (a diverged run
+#: diverges again with the same config and seed).
+FINISHED_STATUSES = ("ok", "skipped", "diverged")
 DIRECTIONS = ("max", "min")
 #: Name tokens that mark a lower-is-better metric when no direction is given.
 LOWER_IS_BETTER_TOKENS = ("mae", "mse", "rmse", "loss", "error")
@@ -78,6 +88,9 @@ class RunRecord:
     config: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     run_dir: str | None = None
+    identity: str | None = None
+    num_threads: int | None = None
+    diverged_epoch: int | None = None
     schema_version: int = RECORD_SCHEMA_VERSION
 
     # ------------------------------------------------------------------ reading
@@ -127,7 +140,16 @@ class RunRecord:
     @property
     def finished(self) -> bool:
         """Complete, so a resumed sweep does not run it again (failed runs run again)."""
-        return self.status in ("ok", "skipped")
+        return self.status in FINISHED_STATUSES
+
+    def run_identity(self) -> str | None:
+        """The stored identity, else the one of the stored config when it is resolved
+        (schema 2), else None (schema 1: the config was stored as composed)."""
+        if self.identity:
+            return self.identity
+        if self.schema_version >= 2 and self.config:
+            return config_identity(self.config)
+        return None
 
     def label(self) -> str:
         """``dataset/task_type model seed=S``: how log lines name a run."""

@@ -52,6 +52,22 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def run_counts(report: BenchmarkReport) -> str:
+    """``runs: 12 analysed, 1 failed, 2 diverged, ...``: every run read and what became of
+    it (the report's "Runs not analysed" names each one)."""
+    kinds = [e.get("status", "failed") for e in report.failed]
+    counts = {
+        "ok": len(report.data[["task", "model", "seed"]].drop_duplicates()),
+        "failed": kinds.count("failed"),
+        "diverged": kinds.count("diverged"),
+        "skipped": len(report.skipped),
+        "unreadable": len(report.unreadable),
+        "conflicting duplicates": kinds.count("conflicting"),
+        "duplicates collapsed": report.provenance.get("collapsed_duplicates", 0),
+    }
+    return "runs: " + ", ".join(f"{n} {what}" for what, n in counts.items())
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="analyze.py",
@@ -148,11 +164,15 @@ def main(argv: list[str] | None = None) -> int:
         "n_task_resamples": args.rank_resamples,
         "n_posterior_samples": args.posterior_samples,
     }
+    caught: list[warnings.WarningMessage] = []
     try:
-        if args.from_csv:
-            report = BenchmarkReport.from_csv(args.from_csv, **settings)
-        else:
-            report = BenchmarkReport.from_run_dirs(args.dirs, **settings)
+        with warnings.catch_warnings(record=True) as caught:  # printed below, not raw
+            warnings.simplefilter("always")
+            if args.from_csv:
+                report = BenchmarkReport.from_csv(args.from_csv, **settings)
+            else:
+                report = BenchmarkReport.from_run_dirs(args.dirs, **settings)
+        print(run_counts(report), file=sys.stderr)
         if report.data.empty:
             print(
                 f"error: no usable results found in {args.from_csv or ' '.join(args.dirs)} "
@@ -165,13 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as later:
         warnings.simplefilter("always")
         if args.dirs:  # records written before they carried dataset facts: measured here
             report.datasets = complete_dataset_facts(report.datasets)
         path = report.write(out)
     # our own warnings (dropped models, duplicates), not libraries' deprecation notices
-    ours = (w for w in caught if not issubclass(w.category, (DeprecationWarning, FutureWarning)))
+    ours = (
+        w
+        for w in [*caught, *later]
+        if not issubclass(w.category, (DeprecationWarning, FutureWarning))
+    )
     for msg in dict.fromkeys(str(w.message) for w in ours):
         print(f"warning: {msg}", file=sys.stderr)
     summary = report.summary()

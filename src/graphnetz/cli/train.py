@@ -1,18 +1,35 @@
-"""``train.py`` / ``graphnetz-train``: one Hydra run or a ``-m`` sweep of runs."""
+"""``train.py`` / ``graphnetz-train``: one Hydra run or a ``-m`` sweep of runs.
+
+A single run that fails or diverges exits with status 1 (a sweep never stops for one run:
+each run's outcome is in its record). Sweep runs with ``resume=true`` skip every run whose
+identity has a finished record anywhere in the sweep directory.
+"""
 
 from __future__ import annotations
 
+import sys
+
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from graphnetz.cli import run_dirs
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.training.run import run_experiment
+
+run_dirs.register()  # before Hydra names the run directory
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float | None:
-    record = run_experiment(cfg, HydraConfig.get().runtime.output_dir)
+    hydra_cfg = HydraConfig.get()
+    sweep = hydra_cfg.mode == RunMode.MULTIRUN
+    record = run_experiment(
+        cfg, hydra_cfg.runtime.output_dir, done_under=hydra_cfg.sweep.dir if sweep else None
+    )
+    if not sweep and record.status in ("failed", "diverged"):
+        sys.exit(1)  # the record and the log line above say why
     return record.test_value() if record.status == "ok" else None  # what a sweeper optimises
 
 

@@ -152,6 +152,7 @@ class BenchmarkReport:
         provenance = {
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "versions": {k: sorted(v) for k, v in sorted(acc.versions.items())},
+            "collapsed_duplicates": acc.n_collapsed,  # same identity, same result: read once
             **provenance,
         }
         return cls(

@@ -275,7 +275,13 @@ def advisor_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
 def runs_lines(a: ReportAnalysis) -> list[str]:
     L = ["## Runs not analysed", ""]
     L += _runs("Skipped", a.skipped, "reason")
-    L += _runs("Failed", a.failed, "error")
+    # diverged and conflicting runs travel with the failed ones, marked by their status
+    kind = lambda e: e.get("status", "failed")  # noqa: E731
+    L += _runs("Failed", [e for e in a.failed if kind(e) == "failed"], "error")
+    for status, title in (("diverged", "Diverged"), ("conflicting", "Conflicting duplicates")):
+        entries = [e for e in a.failed if kind(e) == status]
+        if entries:
+            L += _runs(title, entries, "error")
     L += _runs("Unreadable", a.unreadable, "reason")
     if a.n_duplicates:
         L += [f"Duplicate results ignored (first kept): {a.n_duplicates}", ""]

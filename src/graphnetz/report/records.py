@@ -3,6 +3,13 @@
 Everything becomes one long table with columns ``task, model, seed, metric, value,
 direction``. Metric names: a test-split metric is stored under its plain name
 (``accuracy``); any other split is prefixed (``val:accuracy``, ``train:loss``).
+
+Run records are keyed by their identity (:mod:`graphnetz.run_identity`): a record found
+twice with the same result (a sweep read through two folders, a copied run) is counted once,
+silently; two records of one identity with different results are named as conflicting, and
+the first is analysed. Runs of one task and model that differ in a setting besides the seed
+(a swept ``task.lr``, say) are separate entries: the model is labelled with the settings that
+vary, ``gcn[task.lr=0.01]``. Diverged runs are listed, never analysed.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from graphnetz.run_identity import result_config, short_identity
 from graphnetz.run_record import (
     DIRECTIONS,
     RECORD_NAME,
@@ -56,6 +64,24 @@ class Collected:
     datasets: list[dict[str, Any]] = field(default_factory=list)
     #: ``task, model, seed, pairing`` of each ok record that carries a pairing fingerprint.
     pairing: list[dict[str, Any]] = field(default_factory=list)
+    #: Ok runs waiting to be keyed by identity and labelled (:func:`settle`).
+    pending: list[tuple[RunRecord, str | None]] = field(default_factory=list)
+    #: Records of an identity already read, with the same result: counted once.
+    n_collapsed: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """How many runs fell into each outcome (``failed`` without the diverged and
+        conflicting entries it also lists)."""
+        kinds = [e.get("status", "failed") for e in self.failed]
+        return {
+            "analysed": len(self.datasets),
+            "failed": kinds.count("failed"),
+            "diverged": kinds.count("diverged"),
+            "skipped": len(self.skipped),
+            "unreadable": len(self.unreadable),
+            "collapsed duplicates": self.n_collapsed,
+            "conflicting duplicates": kinds.count("conflicting"),
+        }
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
@@ -89,7 +115,7 @@ def dataset_entry(rec: RunRecord | Mapping[str, Any], path: str | None = None) -
 
 def add_record(acc: Collected, raw: Any, path: str | None = None) -> None:
     """Parse one run record (a :class:`RunRecord` or its JSON object) into ``acc``;
-    problems are listed, never raised."""
+    problems are listed, never raised. Ok runs become rows in :func:`settle`."""
     try:
         rec = raw if isinstance(raw, RunRecord) else RunRecord.from_dict(raw)
     except RecordError as err:
@@ -102,6 +128,10 @@ def add_record(acc: Collected, raw: Any, path: str | None = None) -> None:
     if rec.status == "failed":
         acc.failed.append({**ident, "error": rec.error or "no error given", **_where(path)})
         return
+    if rec.status == "diverged":
+        reason = rec.reason or "diverged"
+        acc.failed.append({**ident, "status": "diverged", "error": reason, **_where(path)})
+        return
     primary, value = rec.primary_metric, _number(rec.metrics["test"][rec.primary_metric])
     if value is None or not math.isfinite(value):
         shown = rec.metrics["test"][primary]
@@ -109,8 +139,103 @@ def add_record(acc: Collected, raw: Any, path: str | None = None) -> None:
             {**ident, "error": f"test {primary} is not a finite number: {shown!r}", **_where(path)}
         )
         return
+    acc.pending.append((rec, path))
+
+
+def settle(acc: Collected) -> Collected:
+    """Key the pending ok runs by identity (collapse identical duplicates, name conflicting
+    ones), label the models of runs that differ in a setting, and add their rows."""
+    kept: dict[str, tuple[RunRecord, str | None]] = {}
+    unique: list[tuple[RunRecord, str | None]] = []
+    for rec, path in acc.pending:
+        identity = rec.run_identity()
+        first = kept.get(identity) if identity else None
+        if first is None:
+            if identity:
+                kept[identity] = (rec, path)
+            unique.append((rec, path))
+        elif first[0].metrics == rec.metrics:
+            acc.n_collapsed += 1
+        else:
+            acc.failed.append(_conflict(first, rec, path, identity))
+    acc.pending = []
+    labels = model_labels([rec for rec, _ in unique])
+    for (rec, path), label in zip(unique, labels, strict=True):
+        _add_rows(acc, rec, label, path)
+    return acc
+
+
+def _conflict(first: tuple[RunRecord, str | None], rec: RunRecord, path, identity: str):
+    primary = rec.primary_metric
+    ours, theirs = rec.metrics["test"][primary], first[0].metrics["test"].get(primary)
+    where = first[1] or "an earlier record"
+    return {
+        "task": rec.task,
+        "model": rec.model,
+        "seed": rec.seed,
+        "status": "conflicting",
+        "error": (
+            f"same identity {short_identity(identity)} as {where} but another result "
+            f"(test {primary} {ours!r} vs {theirs!r}); the first one read is analysed"
+        ),
+        **_where(path),
+    }
+
+
+def model_labels(records: list[RunRecord]) -> list[str]:
+    """Each record's model, with ``[key=value,...]`` for the settings (besides the seed)
+    that differ between the records of its task and model; records without a resolved
+    config (schema 1, hand-written) keep the plain model name."""
+    flat = [_flat_config(r) for r in records]
+    groups: dict[tuple, list[int]] = {}
+    for i, rec in enumerate(records):
+        if flat[i] is not None:
+            groups.setdefault((rec.task, rec.model), []).append(i)
+    labels = [str(r.model) for r in records]
+    for members in groups.values():
+        keys = sorted({k for i in members for k in flat[i]})
+        columns = {k: tuple(_shown(flat[i].get(k)) for i in members) for k in keys}
+        varying = [k for k in keys if len(set(columns[k])) > 1]
+        # a setting interpolated from another (task.optimizer.lr = task.lr) is shown once
+        varying = [
+            k for n, k in enumerate(varying) if columns[k] not in [columns[j] for j in varying[:n]]
+        ]
+        if not varying:
+            continue
+        for i in members:
+            settings = ",".join(f"{k}={_shown(flat[i].get(k))}" for k in varying)
+            labels[i] = f"{records[i].model}[{settings}]"
+    return labels
+
+
+def _flat_config(rec: RunRecord) -> dict[str, Any] | None:
+    if rec.run_identity() is None or not rec.config:
+        return None
+    flat: dict[str, Any] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, Mapping) and node:
+            for key, value in node.items():
+                walk(value, f"{prefix}{key}.")
+        else:
+            flat[prefix[:-1]] = node
+
+    walk(result_config(rec.config), "")
+    flat.pop("seed", None)
+    return flat
+
+
+def _shown(value: Any) -> str:
+    """A setting as written on the command line: ``0.01``, ``true``, ``null``, JSON else."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _add_rows(acc: Collected, rec: RunRecord, model: str, path: str | None) -> None:
+    primary = rec.primary_metric
     acc.primary_metrics.setdefault(rec.task, primary)
-    row = {"task": rec.task, "model": rec.model, "seed": rec.seed}
+    row = {"task": rec.task, "model": model, "seed": rec.seed}
     for split, values in rec.metrics.items():
         if not isinstance(values, Mapping):
             continue
@@ -146,7 +271,7 @@ def collect_records(records: Iterable[Any]) -> Collected:
         if isinstance(rec, Mapping):
             where = rec.get("run_dir")
         add_record(acc, rec, where)
-    return acc
+    return settle(acc)
 
 
 def find_result_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -180,7 +305,7 @@ def collect_run_dirs(paths: Iterable[str | Path]) -> Collected:
             acc.unreadable.append({"path": str(f), "reason": f"{type(exc).__name__}: {exc}"})
             continue
         add_record(acc, rec, str(f))
-    return acc
+    return settle(acc)
 
 
 def collect_csv(path: str | Path) -> Collected:
@@ -196,9 +321,11 @@ def collect_csv(path: str | Path) -> Collected:
         raise ValueError(
             f"{path}: missing column(s) {missing}; required {required} (+ optional 'direction')"
         )
-    df = df.dropna(subset=["task", "model", "seed", "metric"])
     acc = Collected()
-    for row in df.itertuples(index=False):
+    for line, row in enumerate(df.itertuples(index=False), start=2):  # line 1: the header
+        empty = [c for c in ("task", "model", "seed", "metric") if pd.isna(getattr(row, c))]
+        if empty:
+            raise ValueError(f"{path}, line {line}: empty {', '.join(empty)}")
         metric = metric_key(str(row.metric))
         direction = getattr(row, "direction", None)
         if not isinstance(direction, str) or not direction.strip():
@@ -209,7 +336,7 @@ def collect_csv(path: str | Path) -> Collected:
         value = float(row.value)
         seed = whole_number(row.seed)
         if seed is None:
-            raise ValueError(f"{path}: seed {row.seed!r} is not an integer")
+            raise ValueError(f"{path}, line {line}: seed {row.seed!r} is not an integer")
         task, model = str(row.task), str(row.model)
         if not math.isfinite(value):
             acc.failed.append(

@@ -9,8 +9,8 @@ number. What is left happens here, before anything is built:
   (:mod:`graphnetz.launch`), and an unset mirror falls back to ``$GRAPHNETZ_DATA_MIRROR``,
   as the loaders do, so the record names the mirror actually read;
 - every interpolation is resolved (``${oc.env:...}``, ``${task.encoder_dropout}``, ...);
-- the seed, the task type (served by the dataset, matching the task class) and the epochs
-  are checked.
+- the seed, the task type (served by the dataset, matching the task class), the epochs and
+  the model's integer settings are checked.
 
 The :class:`RunSpec` is what the run builds from; its ``config`` is what the record stores.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +28,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.mirror import MIRROR_ENV
 from graphnetz.launch import absolute_path
+from graphnetz.run_identity import (  # noqa: F401  (result_config: re-exported)
+    RESULT_NEUTRAL_KEYS,
+    config_identity,
+    result_config,
+    run_dir_name,
+)
 from graphnetz.tasks import GraphTask
 
-#: Settings that change how a run executes but not its result (resume an earlier sweep
-#: with resume=true, another thread count or from another folder with another mirror, and
-#: its complete runs still count): where data and outputs live is not what was run.
-RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s", "paths")
 #: Task-config keys that describe the task rather than construct its module.
 TASK_META_KEYS = ("type", "encoder_dropout")
 PATH_KEYS = ("data_dir", "output_dir", "data_mirror")
@@ -78,6 +81,17 @@ class RunSpec:
         return {k: v for k, v in self.config["task"].items() if k not in TASK_META_KEYS}
 
     @property
+    def identity(self) -> str:
+        """The run's identity (:mod:`graphnetz.run_identity`): what resume and the report
+        key runs by."""
+        return config_identity(self.config)
+
+    @property
+    def run_dir_name(self) -> str:
+        """``<dataset>_<task type>_<model>_s<seed>_<short identity>``."""
+        return run_dir_name(self.dataset, self.task_type, self.model, self.seed, self.identity)
+
+    @property
     def selection(self) -> str:
         return self.config["task"].get("selection", "final")
 
@@ -103,6 +117,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
             f"it serves {served}"
         )
     config["trainer"]["max_epochs"] = epochs = _max_epochs(config, task_cls.task_type)
+    _check_model_integers(config["model"])
     _check_checkpoint_every(config.get("checkpoint_every_s"))
     return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
 
@@ -182,12 +197,46 @@ def _max_epochs(config: dict[str, Any], task_type: str) -> int:
     return epochs
 
 
-def result_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The part of a stored config that decides a run's result (what resume compares):
-    without the neutral keys, and without an empty ``local`` group (present only on
-    machines with a ``conf/local/default.yaml``)."""
-    return {
-        k: v
-        for k, v in config.items()
-        if k not in RESULT_NEUTRAL_KEYS and not (k == "local" and not v)
-    }
+def _check_model_integers(model: dict[str, Any]) -> None:
+    """Refuse ``model.<key>=1.5`` (or ``true``) where the model's constructor takes an
+    ``int``, naming the key, before a layer fails with a message about tensor shapes."""
+    try:
+        cls = get_class(model["_target_"])
+    except Exception:  # an unknown target: instantiation names it
+        return
+    hints: dict[str, Any] = {}
+    for klass in reversed(getattr(cls, "__mro__", ())):
+        init = klass.__dict__.get("__init__")
+        if init is not None and klass is not object:
+            try:
+                hints.update(typing.get_type_hints(init))
+            except Exception:  # unresolvable annotations: nothing to check against
+                continue
+    for key, value in model.items():
+        if hints.get(key) is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigError(
+                f"model.{key} must be an integer (model {model.get('name')!r}), got {value!r}"
+            )
+
+
+def composed_identity(cfg: DictConfig) -> str:
+    """The identity of a composed config that cannot be resolved: of the config as
+    composed (what the failed run's record stores)."""
+    return config_identity(OmegaConf.to_container(cfg, resolve=False))
+
+
+def composed_run_dir_name(cfg: DictConfig) -> str:
+    """The run directory name of a composed config (:attr:`RunSpec.run_dir_name`), computed
+    without loading data; a config that cannot be resolved is named by its composed form,
+    so its failed record still gets a directory of its own."""
+    try:
+        return resolve_run(cfg).run_dir_name
+    except Exception:  # the run itself records why it cannot run
+        pick = lambda key: OmegaConf.select(cfg, key, default=None)  # noqa: E731
+        return run_dir_name(
+            pick("dataset.name"),
+            pick("task.type"),
+            pick("model.name"),
+            pick("seed"),
+            composed_identity(cfg),
+        )

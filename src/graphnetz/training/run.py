@@ -2,10 +2,15 @@
 
 ``run_experiment`` never raises for a problem of the run itself: an incompatible model/task
 pair is recorded as ``skipped``, any error (a config that cannot run included) as
-``failed``, so one run can never stop a sweep. The config is resolved once
+``failed``, a non-finite training loss or primary metric as ``diverged``, so one run can
+never stop a sweep. The config is resolved once
 (:func:`graphnetz.training.resolve.resolve_run`), the recipe runs
 (:func:`graphnetz.training.pipeline.train_and_evaluate`), and the record is assembled once
-and written atomically into the run directory.
+and written atomically into the run directory, never over the record of another identity.
+
+With ``resume=true`` a run whose identity already has a finished record (ok, skipped or
+diverged) in its run directory, or anywhere under ``done_under`` (the sweep directory,
+old job-number directories included), is not run again.
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
 from omegaconf import DictConfig, OmegaConf
 
+from graphnetz.run_identity import identity_in_name, short_identity
 from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
 from graphnetz.training.build import ModelFactory
 from graphnetz.training.checkpoint import Checkpointing, checkpointing, discard_checkpoint
+from graphnetz.training.divergence import divergence
 from graphnetz.training.pipeline import Skipped, Trained, train_and_evaluate
 from graphnetz.training.provenance import library_versions
-from graphnetz.training.resolve import RunSpec, resolve_run, result_config
+from graphnetz.training.resolve import RunSpec, composed_identity, resolve_run
 
 log = logging.getLogger("graphnetz")
 
@@ -57,11 +65,15 @@ def run_experiment(
     run_dir: str | Path | None = None,
     load_data: Callable[[], Any] | None = None,
     model_factory: ModelFactory | None = None,
+    *,
+    done_under: str | Path | None = None,
 ) -> RunRecord:
     """Run one configured experiment and write ``result.json`` into ``run_dir`` (if given).
 
     ``load_data`` and ``model_factory`` replace what the config's loader and model
-    ``_target_`` would build (:func:`graphnetz.training.pipeline.build_run`)."""
+    ``_target_`` would build (:func:`graphnetz.training.pipeline.build_run`). With
+    ``resume=true``, the finished record of the same identity found in ``run_dir`` or
+    under ``done_under`` is returned instead of running again."""
     quiet_libraries()
     run_dir = Path(run_dir) if run_dir is not None else None
     start = time.perf_counter()
@@ -70,7 +82,7 @@ def run_experiment(
     except Exception as err:  # a config that cannot run is a failed run, not a crash
         return _finish(_unresolved_failure(cfg, err, run_dir, start), run_dir)
     if spec.config.get("resume") and run_dir is not None:
-        done = completed_record(spec, run_dir)
+        done = completed_record(spec, run_dir, done_under)
         if done is not None:
             log.info("%s (resumed: record already complete)", summarize(done))
             return done
@@ -93,6 +105,11 @@ def _record(
 ) -> RunRecord:
     """The record of a resolved run; a resumed run's wall time counts every segment."""
     fields: dict[str, Any] = {"epochs_run": 0}
+    diverged = (
+        divergence(outcome.history, outcome.primary_metric)
+        if isinstance(outcome, Trained)
+        else None
+    )
     if isinstance(outcome, Trained):
         fields = {
             "status": "ok",
@@ -105,6 +122,8 @@ def _record(
             "primary_metric": outcome.primary_metric,
             "pairing": outcome.pairing,
         }
+        if diverged is not None:  # kept for inspection, never analysed
+            fields.update(status="diverged", reason=diverged.reason, diverged_epoch=diverged.epoch)
     elif isinstance(outcome, Skipped):
         fields.update(status="skipped", reason=outcome.reason)
     else:
@@ -126,6 +145,8 @@ def _record(
         config=spec.config,
         versions=library_versions(),
         run_dir=str(run_dir) if run_dir else None,
+        identity=spec.identity,
+        num_threads=torch.get_num_threads(),
     )
 
 
@@ -147,11 +168,14 @@ def _unresolved_failure(
         config=OmegaConf.to_container(cfg, resolve=False),
         versions=library_versions(),
         run_dir=str(run_dir) if run_dir else None,
+        identity=composed_identity(cfg),
+        num_threads=torch.get_num_threads(),
     )
 
 
 def _finish(record: RunRecord, run_dir: Path | None) -> RunRecord:
     if run_dir is not None:
+        run_dir = _own_dir(record, run_dir)
         record.write(run_dir)
         discard_checkpoint(run_dir)  # finished: nothing to resume
     log.info("%s", summarize(record))
@@ -166,21 +190,60 @@ def _traceback(err: BaseException) -> str:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
-def completed_record(spec: RunSpec, run_dir: Path) -> RunRecord | None:
-    """The run's existing record if it finished (ok or skipped) with this very config."""
+def _own_dir(record: RunRecord, run_dir: Path) -> Path:
+    """``run_dir``, unless it holds the record of another identity (a run directory named
+    without the identity, e.g. ``hydra.sweep.subdir=${hydra.job.num}``): then a sibling
+    named after this run's identity, so no finished result is ever overwritten."""
     try:
-        record = RunRecord.read(run_dir / RECORD_NAME)
+        there = RunRecord.read(run_dir / RECORD_NAME).run_identity()
+    except (OSError, RecordError):
+        return run_dir  # nothing (readable) to keep
+    if there is None or there == record.identity or record.identity is None:
+        return run_dir
+    other = run_dir.with_name(f"{run_dir.name}_{short_identity(record.identity)}")
+    log.warning(
+        "%s holds the record of another run (identity %s); writing this one (%s) to %s",
+        run_dir,
+        short_identity(there),
+        short_identity(record.identity),
+        other,
+    )
+    return other
+
+
+def completed_record(
+    spec: RunSpec, run_dir: Path, done_under: str | Path | None = None
+) -> RunRecord | None:
+    """The finished record (ok, skipped or diverged) of this run's identity, in ``run_dir``
+    or anywhere under ``done_under``; None when there is none (run it)."""
+    own = _finished_record(spec, Path(run_dir) / RECORD_NAME, explain=True)
+    if own is not None or done_under is None:
+        return own
+    short = short_identity(spec.identity)
+    for path in sorted(Path(done_under).rglob(RECORD_NAME)):
+        named = identity_in_name(path.parent.name)
+        if path.parent == Path(run_dir) or (named is not None and named != short):
+            continue  # a directory named by another identity: no need to read it
+        found = _finished_record(spec, path, explain=False)
+        if found is not None:
+            return found
+    return None
+
+
+def _finished_record(spec: RunSpec, path: Path, explain: bool) -> RunRecord | None:
+    try:
+        record = RunRecord.read(path)
     except (OSError, RecordError):
         return None  # absent, half-written or foreign: run again
     if record.schema_version == 1 and record.finished:
-        log.info(
-            "%s: its record is of schema 1 (config stored unresolved, so it cannot be "
-            "matched with this run's resolved config): running it again",
-            spec.label,
-        )
+        if explain:
+            log.info(
+                "%s: its record is of schema 1 (config stored unresolved, so it cannot be "
+                "matched with this run's resolved config): running it again",
+                spec.label,
+            )
         return None
-    same = result_config(record.config) == result_config(spec.config)
-    return record if same and record.finished else None
+    return record if record.finished and record.run_identity() == spec.identity else None
 
 
 def summarize(record: RunRecord) -> str:

@@ -1,0 +1,133 @@
+"""A run's identity: what it is (a hash of the result-bearing config), what it ignores, and
+what resume and the run directories do with it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from graphnetz.data.mirror import MIRROR_ENV
+from graphnetz.run_identity import identity_in_name
+from graphnetz.run_record import RECORD_NAME, RunRecord
+from graphnetz.training.resolve import ConfigError, composed_run_dir_name, resolve_run
+from graphnetz.training.run import completed_record, run_experiment
+
+TINY = ("dataset=karate", "trainer.max_epochs=2")
+
+
+def identity(make_cfg, *overrides: str) -> str:
+    return resolve_run(make_cfg(*TINY, *overrides)).identity
+
+
+def test_the_identity_is_the_sha256_of_the_canonical_result_config(make_cfg):
+    spec = resolve_run(make_cfg(*TINY))
+    neutral = ("resume", "num_threads", "checkpoint_every_s", "paths")
+    kept = {k: v for k, v in spec.config.items() if k not in neutral}
+    kept["trainer"] = {
+        k: v
+        for k, v in kept["trainer"].items()
+        if k not in ("enable_progress_bar", "enable_model_summary", "logger")
+    }
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
+    assert spec.identity == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_execution_settings_and_paths_are_not_part_of_the_identity(make_cfg, tmp_path, monkeypatch):
+    base = identity(make_cfg)
+    monkeypatch.setenv(MIRROR_ENV, str(tmp_path))
+    from_env = identity(make_cfg)
+    monkeypatch.delenv(MIRROR_ENV)
+    assert from_env == base == identity(make_cfg, f"paths.data_mirror={tmp_path}")
+    for neutral in ("num_threads=1", "resume=true", "checkpoint_every_s=0"):
+        assert identity(make_cfg, neutral) == base, neutral
+    assert identity(make_cfg, "trainer.enable_progress_bar=true") == base
+
+
+@pytest.mark.parametrize(
+    "changed", ["task.lr=0.05", "task=link_pred", "seed=1", "model=mlp", "trainer.max_epochs=3"]
+)
+def test_a_result_bearing_setting_is_a_new_identity(make_cfg, changed):
+    assert identity(make_cfg, changed) != identity(make_cfg)
+
+
+def test_the_run_directory_is_named_readably_by_the_identity(make_cfg):
+    spec = resolve_run(make_cfg(*TINY, "seed=4"))
+    name = composed_run_dir_name(make_cfg(*TINY, "seed=4"))
+    assert name == f"karate_node_cls_gcn_s4_{spec.identity[:12]}"
+    assert identity_in_name(name) == spec.identity[:12]
+    assert identity_in_name("3_karate_gcn_s0") is None  # an older job-number directory
+
+
+def test_a_config_that_cannot_run_still_gets_a_directory_of_its_own(make_cfg):
+    bad = make_cfg(*TINY, "trainer.max_epochs=0")
+    with pytest.raises(ConfigError):
+        resolve_run(bad)
+    name = composed_run_dir_name(bad)
+    assert name.startswith("karate_node_cls_gcn_s0_") and identity_in_name(name)
+    assert name != composed_run_dir_name(make_cfg(*TINY, "trainer.max_epochs=-1"))
+
+
+def test_the_record_stores_its_identity_and_thread_count(make_cfg, tmp_path, one_thread):
+    record = run_experiment(make_cfg(*TINY), tmp_path / "run")
+    stored = RunRecord.read(tmp_path / "run" / RECORD_NAME)
+    assert stored.identity == record.identity == identity(make_cfg)
+    assert stored.num_threads == 1
+
+
+def test_an_older_record_without_identity_has_it_from_its_resolved_config(make_cfg, tmp_path):
+    run_experiment(make_cfg(*TINY), tmp_path)
+    raw = json.loads((tmp_path / RECORD_NAME).read_text())
+    del raw["identity"]
+    assert RunRecord.from_dict(raw).run_identity() == identity(make_cfg)
+    assert RunRecord.from_dict({**raw, "schema_version": 1}).run_identity() is None
+
+
+def test_resume_finds_a_finished_run_in_an_old_job_number_directory(make_cfg, tmp_path):
+    sweep = tmp_path / "sweep"
+    first = run_experiment(make_cfg(*TINY), sweep / "0_karate_gcn_s0")
+    new_dir = sweep / composed_run_dir_name(make_cfg(*TINY))
+    again = run_experiment(make_cfg(*TINY, "resume=true"), new_dir, done_under=sweep)
+    assert again == first and not (new_dir / RECORD_NAME).exists()  # not run again
+    other = resolve_run(make_cfg(*TINY, "seed=1", "resume=true"))
+    assert completed_record(other, sweep / "x", done_under=sweep) is None
+
+
+def test_a_record_of_another_identity_is_never_overwritten(make_cfg, tmp_path):
+    """A run directory named without the identity (``hydra.sweep.subdir=${hydra.job.num}``)
+    reused by another setting keeps its record; the new one goes next to it."""
+    run_dir = tmp_path / "0"
+    first = run_experiment(make_cfg(*TINY, "task.lr=0.01"), run_dir)
+    before = (run_dir / RECORD_NAME).read_text()
+    second = run_experiment(make_cfg(*TINY, "task.lr=0.2"), run_dir)
+    assert (run_dir / RECORD_NAME).read_text() == before
+    sibling = tmp_path / f"0_{second.identity[:12]}"
+    assert RunRecord.read(sibling / RECORD_NAME).identity == second.identity != first.identity
+
+
+def test_a_diverging_run_is_recorded_as_diverged_with_its_epoch(make_cfg, tmp_path):
+    record = run_experiment(make_cfg("dataset=karate", "trainer.max_epochs=3", "task.lr=1e30"))
+    assert record.status == "diverged"
+    assert record.diverged_epoch is not None and 0 <= record.diverged_epoch < 3
+    assert f"epoch {record.diverged_epoch}" in record.reason and "nan" in record.reason
+    assert record.finished  # the same config and seed diverge again: not rerun on resume
+
+
+def test_integer_model_settings_are_checked_by_name(make_cfg):
+    with pytest.raises(ConfigError, match=r"model.hidden_channels must be an integer.*1.5"):
+        resolve_run(make_cfg(*TINY, "model.hidden_channels=1.5"))
+    with pytest.raises(ConfigError, match=r"model.num_layers must be an integer.*True"):
+        resolve_run(make_cfg(*TINY, "model.num_layers=true"))
+    with pytest.raises(ConfigError, match=r"trainer.max_epochs must be a positive integer"):
+        resolve_run(make_cfg("dataset=karate", "trainer.max_epochs=true"))
+
+
+def test_a_bad_mirror_path_does_not_fail_a_dataset_that_needs_no_files(make_cfg, tmp_path):
+    missing = tmp_path / "no_such_mirror"
+    record = run_experiment(make_cfg(*TINY, f"paths.data_mirror={missing}"))
+    assert record.status == "ok", record.reason
+    cora = make_cfg("dataset=cora", "trainer.max_epochs=1", f"paths.data_mirror={missing}")
+    cora.paths.data_dir = str(tmp_path / "fresh")  # nothing staged yet
+    needs_files = run_experiment(cora)
+    assert needs_files.status == "failed" and str(missing) in needs_files.reason
