@@ -11,6 +11,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from hydra.errors import InstantiationException
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -42,7 +43,12 @@ def load_dataset(
         kwargs = {"root": str(data_dir), "mirror": mirror_path}
         if seeded:
             kwargs["seed"] = seed
-        _CACHE[key] = instantiate(cfg, **kwargs)
+        try:
+            _CACHE[key] = instantiate(cfg, **kwargs)
+        except InstantiationException as err:  # the loader's own error (which dataset, why)
+            if err.__cause__ is None:
+                raise
+            raise err.__cause__ from None
     return _CACHE[key]
 
 
