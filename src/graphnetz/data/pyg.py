@@ -228,7 +228,8 @@ def load_pyg_dataset(
     canonical split (``RawLayout.splits``) are built once per part and returned as
     ``{part: dataset}`` (``train``/``val``/``test``, or ``train``/``test``). ``adapt`` names a
     function of :mod:`graphnetz.data.pyg_adapt` that turns the result into what the
-    dataset's task type takes (called with the remaining ``options``).
+    dataset's task type takes (called with the remaining ``options``); without one a
+    one-graph dataset is returned as its ``Data``.
     """
     cls_name, layout = layout_of(pyg_class)
     if layout.names and name not in layout.names:
@@ -253,7 +254,8 @@ def load_pyg_dataset(
         name or cls_name, mirror_path, relative_dir, base / layout.raw_dir(name), files, build
     )
     if adapt is None:
-        return loaded
+        # a one-graph dataset is returned as its graph (tasks take a Data object)
+        return loaded[0] if not layout.splits and len(loaded) == 1 else loaded
     adapter = getattr(pyg_adapt, adapt, None)
     if adapter is None or adapt.startswith("_"):
         raise ValueError(f"unknown adapt {adapt!r}; valid: {pyg_adapt.ADAPTERS}")
