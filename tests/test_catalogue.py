@@ -209,3 +209,27 @@ def test_availability_says_generated_mirror_or_download(mirror, tmp_path):
     for f in (mirror / "TUDataset" / "MUTAG" / "raw").iterdir():
         (raw / f.name).write_bytes(f.read_bytes())
     assert str(offline_availability(entries["mutag"], tmp_path, None)) == "yes (data dir)"
+
+
+def test_dblp_coauthorship_has_the_edge_list_pairs_as_networkx_counts_them(
+    make_cfg, mirror, data_dir
+):
+    import networkx as nx
+    import pandas as pd
+
+    cfg = make_cfg("dataset=dblp_coauthorship", mirror=mirror)
+    data = load_dataset(cfg.dataset.loader, data_dir, cfg.paths.data_mirror)
+    pairs = pd.read_csv(mirror / "MLGNC/dblp/dblp.edgelist", sep="\t", header=None)
+    graph = nx.Graph(pairs.to_numpy().tolist())
+    graph.remove_edges_from(nx.selfloop_edges(graph))
+    assert data.num_nodes == 28_702 == graph.number_of_nodes()
+    assert data.edge_index.size(1) == 2 * graph.number_of_edges()
+
+
+def test_folders_in_the_mirror_are_staged_file_by_file(tmp_path):
+    mirror = tmp_path / "mirror"
+    for path in ("ModelNet/raw/bed/train/a.off", "ModelNet/raw/bed/test/b.off"):
+        (mirror / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / path).write_text("OFF")
+    files = pyg._entries_as_files(mirror, "ModelNet/raw", ["bed", "chair"])
+    assert files == ["bed/test/b.off", "bed/train/a.off", "chair"]  # chair: absent, kept

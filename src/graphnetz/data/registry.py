@@ -144,6 +144,9 @@ def _sources_table() -> dict[str, Callable[..., list[Source]]]:
         "graphnetz.data.multilabel.load_ogbn_proteins": lambda **_: [
             ("ogbn_proteins", "ogb/ogbn_proteins", multilabel.PROTEINS_FILES)
         ],
+        "graphnetz.data.coauthorship.load_dblp_coauthorship": lambda **_: _same(
+            "MLGNC/dblp", ["dblp.edgelist"]
+        ),
         "graphnetz.data.ogb.load_ogb": lambda name, **_: [
             (name.replace("-", "_"), f"ogb/{name.replace('-', '_')}", None)
         ],
