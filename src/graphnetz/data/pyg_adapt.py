@@ -17,6 +17,8 @@ import torch.nn.functional as F
 from torch_geometric.data import Data
 from torch_geometric.utils import degree, to_undirected
 
+from graphnetz.data.combinatorial import knn_edges  # numpy k-NN: no torch-cluster needed
+
 ADAPTERS = (
     "wikics_splits",
     "movielens_ratings",
@@ -165,17 +167,14 @@ def superpixels(
 
 def point_cloud_parts(parts: Mapping[str, Any], k: int = 6, max_shapes: int = 200) -> Data:
     """ShapeNet part segmentation as node classification on one graph: each shape's points
-    joined to their ``k`` nearest neighbours, the first ``max_shapes`` shapes of each split
+    joined to their ``k`` nearest neighbours (symmetric k-NN graph), the first ``max_shapes`` shapes of each split
     as a disjoint union, x = [position, normal], y = part label."""
-    from torch_geometric.transforms import KNNGraph
-
-    knn = KNNGraph(k=k, force_undirected=True)
     graphs = {}
     for split in SPLITS:
         part = parts[split]
         shapes = [part[i] for i in range(min(max_shapes, len(part)))]
         graphs[split] = [
-            Data(x=torch.cat([g.pos, g.x], 1), y=g.y, edge_index=knn(g.clone()).edge_index)
+            Data(x=torch.cat([g.pos, g.x], 1), y=g.y, edge_index=knn_edges(g.pos.numpy(), k))
             for g in shapes
         ]
     return disjoint_union(graphs)
