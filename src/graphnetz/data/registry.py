@@ -153,6 +153,20 @@ def _sources_table() -> dict[str, Callable[..., list[Source]]]:
     }
 
 
+def _network_sources(name: str, network: str | None = None, **_) -> list[Source]:
+    """The network catalogue's mirror file (``<mirror>/networks/<folder>/<file>``, also
+    read from the data dir in that layout); an entry without one only downloads."""
+    from graphnetz.data.networks import network_entry  # the network-catalogue loader's table
+
+    entry = network_entry(name)
+    local = entry.mirror_file(str(network) if network is not None else entry.default_network)
+    if local is None:
+        return [(f"networks/{name} (download only)", f"networks/{name} (download only)", None)]
+    folder = f"networks/{local.folder}"
+    return [(folder, folder, [local.file])]
+
+
+NETWORK_LOADER = "graphnetz.data.networks.load_network"
 BUILT_IN = ("graphnetz.data.pyg.load_karate",)
 NEEDS_OGB = ("graphnetz.data.ogb.load_ogb", "graphnetz.data.multilabel.load_ogbn_proteins")
 
@@ -175,7 +189,8 @@ def offline_availability(
         return Availability(True, "built in")
     if target in NEEDS_OGB and importlib.util.find_spec("ogb") is None:
         return Availability(False, "needs ogb: pip install graphnetz[ogb]")
-    describe = _sources_table().get(target) or getattr(loader, "raw_sources", None)
+    table = {**_sources_table(), NETWORK_LOADER: _network_sources}
+    describe = table.get(target) or getattr(loader, "raw_sources", None)
     if describe is None:
         return Availability(None, f"{target} does not say where its files are")
     sources = describe(**entry.loader_kwargs)
