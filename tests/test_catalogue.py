@@ -16,14 +16,13 @@ import pytest
 import yaml
 from hydra.utils import get_class
 
-from graphnetz.api.tasks import check_dataset
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.data import pyg
 from graphnetz.data.loading import load_dataset
 from graphnetz.data.mirror import DatasetUnavailableError
 from graphnetz.data.registry import LOADER_REGISTRY, catalogue, offline_availability
 from graphnetz.task_types import TASK_TYPES
-from graphnetz.tasks import task_class
+from graphnetz.training.pipeline import build_run
 from graphnetz.training.resolve import resolve_run
 
 CONFIGS = sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
@@ -115,20 +114,19 @@ def _offline_entries() -> list:
 
 @pytest.mark.parametrize("entry", _offline_entries(), ids=lambda e: e.config)
 def test_every_offline_entry_loads_and_carries_what_its_tasks_need(
-    make_cfg, mirror, data_dir, entry, one_thread
+    make_cfg, mirror, entry, one_thread
 ):
+    """Built the way a run builds it (config -> data -> task data -> model), per task type."""
     status = offline_availability(entry, None, mirror)
     if status.offline is None:
         pytest.skip(f"{entry.config}: {status}")
     if not status.offline:
         pytest.skip(f"{entry.config}: not offline here ({status})")
-    cfg = make_cfg(f"dataset={entry.config}", mirror=mirror)
-    dataset = load_dataset(cfg.dataset.loader, data_dir, cfg.paths.data_mirror, seed=0)
-    split = raw_yaml(entry.config).get("split")
     for task_type in entry.task_types:
-        check_dataset(dataset, task_type, split)
-        prepared = task_class(task_type).prepare(dataset, seed=0, split=split)
-        assert prepared.in_channels >= 0 and prepared.out_channels >= 1
+        cfg = make_cfg(f"dataset={entry.config}", f"task={task_type}", "model=gcn", mirror=mirror)
+        built = build_run(resolve_run(cfg))
+        assert built.data.out_channels >= 1
+        assert built.data.info  # the split and sizes the record will carry
 
 
 def test_minesweeper_and_tolokers_load_from_the_mirror_with_their_published_sizes(
