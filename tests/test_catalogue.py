@@ -231,3 +231,25 @@ def test_folders_in_the_mirror_are_staged_file_by_file(tmp_path):
         (mirror / path).write_text("OFF")
     files = pyg._entries_as_files(mirror, "ModelNet/raw", ["bed", "chair"])
     assert files == ["bed/test/b.off", "bed/train/a.off", "chair"]  # chair: absent, kept
+
+
+def test_list_datasets_filters_by_task_and_shows_the_offline_column(capsys, mirror, tmp_path):
+    from graphnetz.cli.list import main as list_main
+
+    list_main(
+        ["list", "datasets", "--category", "biology", "--task", "graph_cls"]
+        + ["--mirror", str(mirror), "--data-dir", str(tmp_path)]
+    )
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[2]: line for line in lines[1:-1]}
+    assert {"mutag", "proteins", "enzymes"} <= set(rows)
+    assert all(line.split()[1] == "graph_cls*" for line in rows.values())
+    assert rows["mutag"].endswith("yes (mirror)")
+
+
+def test_list_datasets_refuses_an_unknown_task_naming_the_valid_ones(capsys):
+    from graphnetz.cli.list import main as list_main
+
+    with pytest.raises(SystemExit):
+        list_main(["list", "datasets", "--task", "link_prediction"])
+    assert "unknown task type 'link_prediction'; valid: ['node_cls'" in capsys.readouterr().err
