@@ -2,8 +2,8 @@
 
 28 702 authors, an edge per co-authoring pair of ``MLGNC/dblp/dblp.edgelist`` (tab-separated,
 0-based). No node features are kept: the multi-label config's structural features are
-computed from every edge, test edges included, so the link task's own features
-(``[1, log(1 + training degree)]``) are used instead. This is not the Netzschleuder
+computed from every edge, test edges included; the config's ``features`` rule builds
+them from the training edges instead. This is not the Netzschleuder
 ``dblp_coauthor`` network (a larger KONECT graph) the reference package downloads.
 """
 

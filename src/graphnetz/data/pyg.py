@@ -256,7 +256,6 @@ def load_pyg_dataset(
     if adapt is None:
         # a one-graph dataset is returned as its graph (tasks take a Data object)
         return loaded[0] if not layout.splits and len(loaded) == 1 else loaded
-    adapter = getattr(pyg_adapt, adapt, None)
-    if adapter is None or adapt.startswith("_"):
-        raise ValueError(f"unknown adapt {adapt!r}; valid: {pyg_adapt.ADAPTERS}")
-    return adapter(loaded, **options)
+    if adapt not in pyg_adapt.ADAPTERS:
+        raise ValueError(f"unknown adapt {adapt!r}; valid: {list(pyg_adapt.ADAPTERS)}")
+    return getattr(pyg_adapt, adapt)(loaded, **options)
