@@ -67,12 +67,13 @@ def test_the_own_data_example_runs_as_written(in_tmp, monkeypatch, data_dir, cap
     assert "[20/20]" in capsys.readouterr().out  # one progress line per run
 
 
-def test_list_datasets_prints_category_then_task_type_then_datasets(capsys):
+def test_list_datasets_prints_one_row_per_dataset_and_task_type(capsys):
     list_main(["list", "datasets", "--category", "social"])
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "social"
-    node_line = next(line for line in lines if line.split()[0] == "node_cls")
-    assert {"cora", "karate"} <= {name.strip(",") for name in node_line.split()[1:]}
+    assert lines[0].split() == ["category", "task_type", "dataset", "epochs", "offline"]
+    node_rows = {line.split()[2] for line in lines[1:-1] if line.split()[1] == "node_cls*"}
+    assert {"cora", "karate"} <= node_rows
+    assert {line.split()[0] for line in lines[1:-1]} == {"social"}
 
 
 def test_list_tasks_names_each_primary_metric(capsys):

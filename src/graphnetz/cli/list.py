@@ -1,42 +1,135 @@
-"""``python -m graphnetz list datasets|models|tasks``: what can be benchmarked."""
+"""``python -m graphnetz list datasets|models|tasks``: what can be benchmarked.
+
+``list datasets`` prints one row per dataset config and task type it serves, with the
+task's default epochs and whether the data loads offline here: ``yes (generated)``,
+``yes (built in)``, ``yes (data dir)`` (raw files already in ``--data-dir``),
+``yes (mirror)`` (in ``--mirror``), ``no (download)`` or ``no (needs ogb ...)``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 import pandas as pd
 
 from graphnetz.api.models import list_models
-from graphnetz.api.tasks import list_datasets, list_task_types
+from graphnetz.api.tasks import list_task_types
+from graphnetz.data.mirror import MIRROR_ENV
+from graphnetz.data.registry import catalogue, offline_availability
+from graphnetz.launch import absolute_path
+from graphnetz.task_types import TASK_TYPES
+
+COLUMNS = ["category", "task_type", "dataset", "config", "epochs", "offline"]
+
+
+def dataset_table(
+    category: str | None = None,
+    task: str | None = None,
+    data_dir: str | None = None,
+    mirror: str | None = None,
+) -> pd.DataFrame:
+    """The catalogue as rows (category, task type, dataset), optionally filtered."""
+    entries = catalogue()
+    categories = sorted({e.category for e in entries})
+    if category is not None and category not in categories:
+        raise ValueError(f"unknown category {category!r}; valid: {categories}")
+    if task is not None and task not in TASK_TYPES:
+        raise ValueError(f"unknown task type {task!r}; valid: {list(TASK_TYPES)}")
+    rows = []
+    for entry in entries:
+        if category not in (None, entry.category):
+            continue
+        served = [t for t in entry.task_types if task in (None, t)]
+        if not served:
+            continue
+        available = str(offline_availability(entry, data_dir, mirror))
+        for task_type in served:
+            mark = "*" if task_type == entry.natural_task else ""
+            rows.append(
+                {
+                    "category": entry.category,
+                    "task_type": task_type + mark,
+                    "dataset": entry.name,
+                    "config": entry.config,
+                    "epochs": entry.epochs.get(task_type, "-"),
+                    "offline": available,
+                }
+            )
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return table.sort_values(["category", "task_type", "dataset"], kind="stable").reset_index(
+        drop=True
+    )
 
 
 def format_datasets(table: pd.DataFrame) -> str:
-    """Category -> task type -> datasets, one block per category."""
-    lines = []
-    for category, group in table.groupby("category", sort=True):
-        lines.append(category)
-        width = max(len(t) for t in group["task_type"])
-        for row in group.itertuples():
-            lines.append(f"  {row.task_type:<{width}}  {', '.join(row.datasets)}")
+    if table.empty:
+        return "no dataset matches"
+    n_yes = sum(v.startswith("yes") for v in table.drop_duplicates("config")["offline"])
+    n = table["config"].nunique()
+    shown = [c for c in COLUMNS if c != "config"]  # config = dataset name for every entry here
+    if (table["config"] != table["dataset"]).any():
+        shown.insert(3, "config")
+    cells = [shown] + table[shown].astype(str).values.tolist()
+    widths = [max(len(row[i]) for row in cells) for i in range(len(shown))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    lines.append(
+        f"{n} dataset configs, {n_yes} available offline here; "
+        "* = the dataset's natural task (dataset=<config> runs it)"
+    )
     return "\n".join(lines)
 
 
-def render(what: str, category: str | None = None) -> str:
+def render(
+    what: str,
+    category: str | None = None,
+    task: str | None = None,
+    data_dir: str | None = None,
+    mirror: str | None = None,
+) -> str:
     if what == "datasets":
-        return format_datasets(list_datasets(category))
+        return format_datasets(dataset_table(category, task, data_dir, mirror))
     table = list_models() if what == "models" else list_task_types()
     return table.to_string(index=False)
 
 
+def _folder(value: str | None) -> str | None:
+    return str(absolute_path(value)) if value else None
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "list", help="list datasets, models or task types", description=__doc__
+        "list",
+        help="list datasets, models or task types",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("what", choices=["datasets", "models", "tasks"])
     parser.add_argument(
         "--category", default=None, help="datasets only: show one category (e.g. social)"
     )
-    parser.set_defaults(handler=lambda args: print(render(args.what, args.category)))
+    parser.add_argument(
+        "--task", default=None, help=f"datasets only: show one task type ({', '.join(TASK_TYPES)})"
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("GRAPHNETZ_DATA_DIR", "data"),
+        help="datasets only: the data directory to look in (default: paths.data_dir, 'data')",
+    )
+    parser.add_argument(
+        "--mirror",
+        default=os.environ.get(MIRROR_ENV) or None,
+        help=f"datasets only: the data mirror to look in (default: ${MIRROR_ENV})",
+    )
+    parser.set_defaults(
+        handler=lambda args: print(
+            render(
+                args.what, args.category, args.task, _folder(args.data_dir), _folder(args.mirror)
+            )
+        )
+    )
     return parser
 
 

@@ -19,13 +19,8 @@ from hydra.errors import InstantiationException
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from graphnetz.data.integrity import CorruptDataError
 from graphnetz.data.locking import preparing
-from graphnetz.data.mirror import DatasetUnavailableError, mirror_location
-from graphnetz.data.networks.graph import NetworkFormatError
-
-#: The data's own named errors: raised as they are, not wrapped in Hydra's exception.
-DATA_ERRORS = (DatasetUnavailableError, CorruptDataError, NetworkFormatError)
+from graphnetz.data.mirror import mirror_location
 
 _CACHE: dict[tuple, Any] = {}
 
@@ -60,14 +55,14 @@ def load_dataset(
 
 
 def _instantiate(cfg: DictConfig, **kwargs: Any) -> Any:
-    """``instantiate``, re-raising the data's named errors unwrapped (their message names
-    the dataset, the files and the fix; Hydra's wrapper would only repeat it)."""
+    """``instantiate``, re-raising the loader's own error unwrapped (its message names the
+    dataset, the files and the fix; Hydra's wrapper would only repeat it)."""
     try:
         return instantiate(cfg, **kwargs)
     except InstantiationException as err:
-        if isinstance(err.__cause__, DATA_ERRORS):
-            raise err.__cause__ from None
-        raise
+        if err.__cause__ is None:
+            raise
+        raise err.__cause__ from None
 
 
 def clear_cache() -> None:

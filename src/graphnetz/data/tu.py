@@ -1,4 +1,6 @@
-"""Graph-level benchmark datasets: TUDataset (MUTAG, PROTEINS, ENZYMES) and ZINC.
+"""Graph-level benchmark datasets: TUDataset (MUTAG, PROTEINS, ENZYMES).
+
+ZINC and the other graph-level sets load through :func:`graphnetz.data.pyg.load_pyg_dataset`.
 
 Same pattern as ``pyg.py``: raw files are staged from the read-only mirror into ``root``
 (``<root>/TUDataset/<NAME>/raw``), torch_geometric processes them there and never downloads.
@@ -39,48 +41,3 @@ def load_tudataset(root: str | os.PathLike, mirror=None, *, name: str, use_node_
         tu_raw_files(name),
         lambda: TUDataset(str(base), name, use_node_attr=use_node_attr),
     )
-
-
-ZINC_FILES = (
-    "molecules/train.pickle",
-    "molecules/val.pickle",
-    "molecules/test.pickle",
-    "molecules/train.index",
-    "molecules/val.index",
-    "molecules/test.index",
-)
-
-
-def load_zinc(root: str | os.PathLike, mirror=None, *, subset: bool = True) -> dict:
-    """ZINC (12k-molecule subset by default) with its canonical train/val/test split.
-
-    Returns ``{"train": ds, "val": ds, "test": ds}``; the graph tasks take such a dict as
-    the dataset's canonical split. Node features are the atom type (an integer index, kept
-    as a one-hot float matrix of 28 types so any encoder can take them).
-    """
-    from torch_geometric.datasets import ZINC
-
-    base = Path(root) / "ZINC"
-    return build_from_mirror(
-        "ZINC",
-        mirror,
-        "ZINC/raw",
-        base / "raw",
-        ZINC_FILES,
-        lambda: {
-            split: ZINC(str(base), subset=subset, split=split, transform=_one_hot_atoms)
-            for split in ("train", "val", "test")
-        },
-    )
-
-
-ZINC_ATOM_TYPES = 28
-
-
-def _one_hot_atoms(data):
-    import torch.nn.functional as F
-
-    data = data.clone()
-    data.x = F.one_hot(data.x.view(-1), ZINC_ATOM_TYPES).float()
-    data.y = data.y.view(-1).float()
-    return data

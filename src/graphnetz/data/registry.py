@@ -1,0 +1,203 @@
+"""The dataset catalogue, built from ``conf/dataset/*.yaml``: category -> task type -> names.
+
+``LOADER_REGISTRY[category][task_type]`` lists the dataset configs (by ``name``) of that
+category serving that task type, the names sorted; :func:`catalogue` gives each config's
+entry (task types, natural task, epochs, loader). :func:`offline_availability` says
+whether a dataset can be loaded here without a network: generated and built-in data
+always can; others when their raw files are in the data directory already or in the
+mirror (``paths.data_mirror`` / ``$GRAPHNETZ_DATA_MIRROR``). It reads only file names,
+never loads a dataset. A loader outside this package can say where its files live by
+carrying a ``raw_sources(**loader_kwargs) -> [(mirror_dir, data_dir_subdir, files)]``
+attribute (``files`` None: the folder must exist and hold a file).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from hydra.utils import get_method
+from omegaconf import OmegaConf
+
+from graphnetz.config_dir import CONF_DIR
+
+Source = tuple[str, str, "tuple[str, ...] | list[str] | None"]
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One ``conf/dataset/<file>.yaml``: ``dataset=<file>`` selects it."""
+
+    config: str
+    name: str
+    category: str
+    task_types: tuple[str, ...]
+    natural_task: str | None
+    epochs: Mapping[str, int]
+    loader: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def loader_kwargs(self) -> dict[str, Any]:
+        return {k: v for k, v in self.loader.items() if k != "_target_"}
+
+
+def _natural_task(cfg: Mapping) -> str | None:
+    for entry in cfg.get("defaults") or []:
+        if isinstance(entry, Mapping):
+            for key, value in entry.items():
+                if key.split()[-1].startswith("/task"):
+                    return value
+    return None
+
+
+def catalogue(conf_dir: Path = CONF_DIR) -> list[CatalogueEntry]:
+    """Every dataset config, in file-name order."""
+    entries = []
+    for path in sorted((Path(conf_dir) / "dataset").glob("*.yaml")):
+        cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+        missing = [k for k in ("name", "category", "task_types", "loader") if k not in cfg]
+        if missing:
+            raise ValueError(f"dataset config {path} lacks {missing}")
+        entries.append(
+            CatalogueEntry(
+                config=path.stem,
+                name=cfg["name"],
+                category=cfg["category"],
+                task_types=tuple(cfg["task_types"]),
+                natural_task=_natural_task(cfg),
+                epochs=MappingProxyType(dict(cfg.get("epochs") or {})),
+                loader=MappingProxyType(dict(cfg["loader"])),
+            )
+        )
+    return entries
+
+
+def build_registry(entries: list[CatalogueEntry]) -> dict[str, dict[str, list[str]]]:
+    """``{category: {task_type: [names, sorted]}}``, categories and task types sorted."""
+    registry: dict[str, dict[str, list[str]]] = {}
+    for entry in entries:
+        for task_type in entry.task_types:
+            registry.setdefault(entry.category, {}).setdefault(task_type, []).append(entry.name)
+    return {c: {t: sorted(registry[c][t]) for t in sorted(registry[c])} for c in sorted(registry)}
+
+
+LOADER_REGISTRY: dict[str, dict[str, list[str]]] = build_registry(catalogue())
+
+
+# ----------------------------------------------------------------- offline availability
+@dataclass(frozen=True)
+class Availability:
+    """``offline`` True / False, or None when the loader does not say where its files are."""
+
+    offline: bool | None
+    how: str
+
+    def __str__(self) -> str:
+        word = {True: "yes", False: "no", None: "?"}[self.offline]
+        return f"{word} ({self.how})"
+
+
+def _same(folder: str, files) -> list[Source]:
+    return [(folder, folder, tuple(files))]
+
+
+def _sources_table() -> dict[str, Callable[..., list[Source]]]:
+    from graphnetz.data import knowledge, multilabel, pyg, tu
+
+    return {
+        "graphnetz.data.pyg.load_planetoid": lambda name, **_: _same(
+            f"Planetoid/{name}/raw", pyg.planetoid_raw_files(name)
+        ),
+        "graphnetz.data.pyg.load_pyg_dataset": lambda pyg_class, name=None, **_: _same(
+            *pyg.raw_location(pyg_class, name)
+        ),
+        "graphnetz.data.tu.load_tudataset": lambda name, **_: _same(
+            f"TUDataset/{name}/raw", tu.tu_raw_files(name)
+        ),
+        "graphnetz.data.knowledge.load_fb15k_237": lambda **_: _same(
+            "FB15k_237/raw", knowledge.KG_FILES
+        ),
+        "graphnetz.data.knowledge.load_wn18rr": lambda **_: _same(
+            "WordNet18RR/raw", knowledge.KG_FILES
+        ),
+        "graphnetz.data.multilabel.load_pcg": lambda **_: _same(
+            "MLGNC/pcg_removed_isolated_nodes", ["features.csv", "labels.csv", "edges_undir.csv"]
+        ),
+        "graphnetz.data.multilabel.load_humloc": lambda **_: _same(
+            "MLGNC/HumanGo", ["features.csv", "labels.csv", "edge_list.csv", "split.pt"]
+        ),
+        "graphnetz.data.multilabel.load_eukloc": lambda **_: _same(
+            "MLGNC/EukaryoteGo", ["features.csv", "labels.csv", "edge_list.csv", "split.pt"]
+        ),
+        "graphnetz.data.multilabel.load_blogcatalog": lambda **_: _same(
+            "MLGNC", ["blogcatalog.mat"]
+        ),
+        "graphnetz.data.multilabel.load_dblp": lambda **_: _same(
+            "MLGNC/dblp", ["dblp.edgelist", "labels.txt"]
+        ),
+        "graphnetz.data.multilabel.load_yelp": lambda **_: _same("Yelp/raw", multilabel.YELP_FILES),
+        "graphnetz.data.multilabel.load_ogbn_proteins": lambda **_: [
+            ("ogbn_proteins", "ogb/ogbn_proteins", multilabel.PROTEINS_FILES)
+        ],
+        "graphnetz.data.coauthorship.load_dblp_coauthorship": lambda **_: _same(
+            "MLGNC/dblp", ["dblp.edgelist"]
+        ),
+        "graphnetz.data.ogb.load_ogb": lambda name, **_: [
+            (name.replace("-", "_"), f"ogb/{name.replace('-', '_')}", None)
+        ],
+    }
+
+
+def _network_sources(name: str, network: str | None = None, **_) -> list[Source]:
+    """The network catalogue's mirror file (``<mirror>/networks/<folder>/<file>``, also
+    read from the data dir in that layout); an entry without one only downloads."""
+    from graphnetz.data.networks import network_entry  # the network-catalogue loader's table
+
+    entry = network_entry(name)
+    local = entry.mirror_file(str(network) if network is not None else entry.default_network)
+    if local is None:
+        return [(f"networks/{name} (download only)", f"networks/{name} (download only)", None)]
+    folder = f"networks/{local.folder}"
+    return [(folder, folder, [local.file])]
+
+
+NETWORK_LOADER = "graphnetz.data.networks.load_network"
+BUILT_IN = ("graphnetz.data.pyg.load_karate",)
+NEEDS_OGB = ("graphnetz.data.ogb.load_ogb", "graphnetz.data.multilabel.load_ogbn_proteins")
+
+
+def _holds(folder: Path, files) -> bool:
+    if files is None:
+        return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
+    return all((folder / f).exists() for f in files)
+
+
+def offline_availability(
+    entry: CatalogueEntry, data_dir: str | Path | None, mirror: str | Path | None
+) -> Availability:
+    """Whether ``entry`` loads here without a network, and from where."""
+    target = entry.loader["_target_"]
+    loader = get_method(target)
+    if "seed" in inspect.signature(loader).parameters:
+        return Availability(True, "generated")
+    if target in BUILT_IN:
+        return Availability(True, "built in")
+    if target in NEEDS_OGB and importlib.util.find_spec("ogb") is None:
+        return Availability(False, "needs ogb: pip install graphnetz[ogb]")
+    table = {**_sources_table(), NETWORK_LOADER: _network_sources}
+    describe = table.get(target) or getattr(loader, "raw_sources", None)
+    if describe is None:
+        return Availability(None, f"{target} does not say where its files are")
+    sources = describe(**entry.loader_kwargs)
+    data_dir = Path(data_dir) if data_dir else None
+    mirror = Path(mirror) if mirror else None
+    if data_dir is not None and all(_holds(data_dir / local, f) for _, local, f in sources):
+        return Availability(True, "data dir")
+    if mirror is not None and all(_holds(mirror / remote, f) for remote, _, f in sources):
+        return Availability(True, "mirror")
+    return Availability(False, "download")
