@@ -143,4 +143,4 @@ def test_analyse_dataset_writes_table_and_figures(tmp_path):
         "ccns.pdf",
     ):
         assert (tmp_path / name).stat().st_size > 0, name
-    assert "| five | 5 | 5 | 2 |" in (tmp_path / "statistics.md").read_text()
+    assert "| five | simple | 5 | 5 | 2 |" in (tmp_path / "statistics.md").read_text()

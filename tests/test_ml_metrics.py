@@ -98,3 +98,34 @@ def test_prior_macro_ap_is_sklearns_ap_of_a_constant_score():
     expected = np.mean([average_precision_score(y[:, c], np.zeros(50)) for c in kept])
     assert prior_macro_ap(torch.from_numpy(y)) == pytest.approx(expected)
     assert math.isnan(prior_macro_ap(torch.zeros(5, 3)))
+
+
+def _reference_topk(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The multi-label study's rule, written independently: each node's k best labels."""
+    pred = np.zeros_like(y)
+    for i, k in enumerate(y.sum(1)):
+        if k:  # a node without labels predicts none (see the module docstring)
+            pred[i, np.argsort(-p[i], kind="stable")[:k]] = 1
+    return pred
+
+
+def test_top_k_f1_matches_sklearn_on_the_study_rule():
+    logits, target = _random_case(seed=3)
+    target[7] = 0  # an unlabelled node
+    y, p = target.numpy(), _sigmoid(logits.numpy())
+    pred = _reference_topk(p, y)
+    kept = [0, 1, 3, 4, 5]
+    out = multilabel_metrics(logits, target)
+    assert out["micro_f1_topk"] == pytest.approx(f1_score(y, pred, average="micro"))
+    assert out["macro_f1_topk"] == pytest.approx(
+        f1_score(y[:, kept], pred[:, kept], average="macro", zero_division=0)
+    )
+    assert pred.sum() == y.sum()  # k labels per node: as many predicted as true
+
+
+def test_top_k_f1_differs_from_thresholded_f1_when_scores_are_uncalibrated():
+    target = torch.tensor([[1, 0, 0], [0, 1, 1], [1, 0, 1]])
+    logits = target.float() * 2 - 5  # right ranking, every probability below 0.5
+    out = multilabel_metrics(logits, target)
+    assert out["micro_f1"] == 0.0 and out["macro_f1"] == 0.0
+    assert out["micro_f1_topk"] == 1.0 and out["macro_f1_topk"] == 1.0

@@ -134,7 +134,14 @@ def check_record(record: dict, task: str, n_labels: int) -> None:
         metrics = record.metrics[split]
         assert 0.0 <= metrics["macro_ap"] <= 1.0
         assert 0.0 <= metrics["micro_f1"] <= 1.0
-        assert set(metrics) == {"micro_f1", "macro_f1", "macro_auroc", "macro_ap"}  # scores only
+        assert set(metrics) == {
+            "micro_f1",
+            "macro_f1",
+            "micro_f1_topk",
+            "macro_f1_topk",
+            "macro_auroc",
+            "macro_ap",
+        }  # scores only
         assert 0 <= record.data[f"labels_without_positives_{split}"] <= n_labels
     assert record.data["split"]  # which split the run used is on record
     assert record.data["n_train"] > 0 and record.data["n_test"] > 0

@@ -1,10 +1,14 @@
-"""``python -m graphnetz.analysis dataset=<name> [paths.data_mirror=...] [out=<folder>]``.
+"""``python -m graphnetz.analysis dataset=<name> [paths.data_mirror=...] [out=<folder>] [edges=...]``.
 
 Composes the project's Hydra config from ``conf/`` (any override works, e.g.
 ``dataset=ml_synthetic dataset.loader.alpha=8 seed=3``), loads the dataset through its
 config's ``loader`` and writes ``statistics.csv/.md``, ``ccns.csv`` and the label-count
 histogram and CCNS heatmap (PNG + PDF) to ``out`` (default
 ``<paths.output_dir>/analysis/<dataset>/``), printing the statistics row.
+
+``edges=simple`` (default) describes the graph the models train on (simple, undirected);
+``edges=as_released`` computes the edge columns on the edge file as released, the
+multi-label study's convention (see :func:`graphnetz.analysis.statistics.dataset_statistics`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from graphnetz.analysis.statistics import EDGE_CONVENTIONS
 from graphnetz.config_dir import CONF_DIR
 
 CONF_ENV = "GRAPHNETZ_CONF_DIR"
@@ -81,19 +86,37 @@ def load_from_config(cfg: DictConfig) -> Any:
     return instantiate(cfg.dataset.loader, **extra)
 
 
+def _option(args: list[str], key: str) -> str | None:
+    """The value of this CLI's own ``key=value`` argument (also ``+key=``), if given."""
+    return next((a.split("=", 1)[1] for a in args if a.lstrip("+").startswith(f"{key}=")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = list(sys.argv[1:] if argv is None else argv)
-    out = next((a.split("=", 1)[1] for a in args if a.startswith(("out=", "+out="))), None)
-    overrides = [a for a in args if not a.startswith(("out=", "+out="))]
+    own = {key: _option(args, key) for key in ("out", "edges")}
+    out, edges = own["out"], own["edges"] or "simple"
+    if edges not in EDGE_CONVENTIONS:
+        raise SystemExit(f"edges={edges!r} is not one of {list(EDGE_CONVENTIONS)}")
+    overrides = [a for a in args if not a.lstrip("+").startswith(("out=", "edges="))]
     cfg = compose_config(overrides)
     name = cfg.dataset.name
     data = load_from_config(cfg)
+    released = None
+    if edges == "as_released":
+        from graphnetz.data.multilabel_released import released_edges
+
+        released = released_edges(
+            name,
+            OmegaConf.select(cfg, "paths.data_dir", default="data"),
+            OmegaConf.select(cfg, "paths.data_mirror", default=None),
+        )
     if out is None:
         out = Path(OmegaConf.select(cfg, "paths.output_dir", default="outputs")) / "analysis" / name
 
     from .report import analyse_dataset, statistics_table, table_markdown
 
-    row = analyse_dataset(data, name, out)
+    row = analyse_dataset(data, name, out, released)
+    print(f"edges: {edges}" + (" (the edge file as released)" if released is not None else ""))
     print(table_markdown(statistics_table([row])), end="")
     print(f"features: {getattr(data, 'feature_note', '?')}")
     print(f"wrote {out}")

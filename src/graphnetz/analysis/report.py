@@ -38,17 +38,22 @@ def _save(fig, stem: Path) -> list[Path]:
     return paths
 
 
-def analyse_dataset(data: Any, name: str, out_dir: str | os.PathLike) -> dict[str, Any]:
+def analyse_dataset(
+    data: Any, name: str, out_dir: str | os.PathLike, released_edges: np.ndarray | None = None
+) -> dict[str, Any]:
     """Compute the statistics row and CCNS of ``data`` and write them to ``out_dir``.
 
     Writes ``statistics.csv``, ``statistics.md``, ``ccns.csv``, ``label_counts.{png,pdf}``
     and ``ccns.{png,pdf}``; returns the statistics row (a dict, see ``STAT_COLUMNS``)
-    so a sweep report can collect one row per dataset.
+    so a sweep report can collect one row per dataset. ``released_edges`` switches the
+    edge columns to the edge file as released (see :func:`dataset_statistics`); CCNS and
+    the figures always use the simple graph.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    row = dataset_statistics(data, name)
+    row = dataset_statistics(data, name, released_edges)
     table = statistics_table([row])
+    table.insert(1, "edges_convention", "simple" if released_edges is None else "as_released")
     table.to_csv(out / "statistics.csv", index=False)
     (out / "statistics.md").write_text(table_markdown(table))
     ccns = multilabel_ccns(data.edge_index, data.y)

@@ -59,26 +59,55 @@ def local_clustering(adj: sp.csr_matrix, block_rows: int = 2048) -> np.ndarray:
     return np.divide(2.0 * tri, pairs, out=np.zeros(n), where=pairs > 0)
 
 
-def dataset_statistics(data: Any, name: str = "") -> dict[str, Any]:
+#: Values of ``edges=``: the graph the models train on, or the edge file as released.
+EDGE_CONVENTIONS = ("simple", "as_released")
+
+
+def dataset_statistics(
+    data: Any, name: str = "", released_edges: np.ndarray | None = None
+) -> dict[str, Any]:
     """One row of the statistics table for a multi-label ``Data`` (x, edge_index, y).
 
-    ``edges`` counts undirected edges (unordered pairs i ≠ j); ``avg_clustering`` is the
-    mean local clustering over all nodes (isolated and degree-1 nodes count as 0, as in
-    networkx); label percentiles are over labels-per-node |ℓ(i)|.
+    Two conventions for the edge columns:
+
+    * ``simple`` (``released_edges`` is None): the graph the models train on. ``edges``
+      counts unordered pairs i ≠ j; ``label_homophily`` is the mean over those pairs;
+      ``avg_clustering`` is the mean local clustering over **all** nodes (isolated and
+      degree-1 nodes count as 0, as in networkx).
+    * ``as_released`` (``released_edges`` = the ``[R, 2]`` rows of the edge file, see
+      :mod:`graphnetz.data.multilabel_released`): the multi-label study's convention.
+      ``edges`` = R, every row counted (self-loops and repeated pairs included);
+      ``label_homophily`` is the mean over the R rows; ``avg_clustering`` is the mean
+      local clustering of the simple graph of those rows over the nodes that **appear in
+      the edge file** (a graph built from an edge list has no isolated nodes).
+
+    Label percentiles are over labels-per-node |ℓ(i)| in both.
     """
     y = _as_numpy(data.y)
     n = int(y.shape[0])
-    adj = simple_adjacency(data.edge_index, n)
     per_node = y.sum(1)
     x = getattr(data, "x", None)
     p25, p50, p75 = np.percentile(per_node, [25, 50, 75])
+    if released_edges is None:
+        adj = simple_adjacency(data.edge_index, n)
+        edges = int(adj.nnz // 2)
+        clustering = float(local_clustering(adj).mean())
+        homophily = label_homophily(data.edge_index, y)
+    else:
+        rows = np.asarray(released_edges, dtype=np.int64).reshape(-1, 2)
+        adj = simple_adjacency(rows.T, n)
+        listed = np.zeros(n, dtype=bool)
+        listed[rows.ravel()] = True
+        edges = int(rows.shape[0])
+        clustering = float(local_clustering(adj)[listed].mean()) if listed.any() else np.nan
+        homophily = label_homophily(rows.T, y)
     return {
         "dataset": name,
         "nodes": n,
-        "edges": int(adj.nnz // 2),
+        "edges": edges,
         "features": int(x.shape[1]) if x is not None else 0,
-        "avg_clustering": float(local_clustering(adj).mean()),
-        "label_homophily": label_homophily(data.edge_index, y),
+        "avg_clustering": clustering,
+        "label_homophily": homophily,
         "classes": int(y.shape[1]),
         "labels_median": float(np.median(per_node)),
         "labels_mean": float(per_node.mean()),
