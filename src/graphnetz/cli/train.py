@@ -13,7 +13,8 @@ from graphnetz.training.run import run_experiment
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float | None:
     record = run_experiment(cfg, HydraConfig.get().runtime.output_dir)
-    return record.test_value() if record.status == "ok" else None  # what a sweeper optimises
+    # What a sweeper optimises: the validation score, never the test score.
+    return record.validation_value() if record.status == "ok" else None
 
 
 if __name__ == "__main__":
