@@ -89,6 +89,7 @@ def analyze(sweep_dir: Path) -> str:
     return (sweep_dir / "report" / "report.md").read_text()
 
 
+@pytest.mark.slow  # three sweep processes on a small machine
 def test_joblib_sweep_killed_job_resumes_to_the_same_result(tmp_path, data_dir, uninterrupted):
     out = tmp_path / "sweep"
     launcher = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
@@ -107,6 +108,7 @@ def test_joblib_sweep_killed_job_resumes_to_the_same_result(tmp_path, data_dir, 
     assert "| karate/node_cls | accuracy ↑ | gcn | 2 |" in analyze(out)
 
 
+@pytest.mark.slow  # three sweep processes on a small machine
 def test_submitit_local_sweep_killed_job_resumes_to_the_same_result(
     tmp_path, data_dir, uninterrupted
 ):
@@ -121,6 +123,7 @@ def test_submitit_local_sweep_killed_job_resumes_to_the_same_result(
     assert "| karate/node_cls | accuracy ↑ | gcn | 2 |" in analyze(out)
 
 
+@pytest.mark.slow  # three sweep processes on a small machine
 def test_a_preempted_submitit_job_is_requeued_and_resumes(tmp_path, data_dir, uninterrupted):
     """USR2 is what Slurm sends before preemption or the time limit: the job checkpoints,
     is requeued with resume=true and continues from the run's own checkpoint."""
