@@ -9,9 +9,11 @@ from omegaconf import open_dict
 
 from graphnetz.cli import train as train_cli
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.report.settings import tuning_lines
 from graphnetz.run_record import RunRecord
 from graphnetz.training import run as run_module
 from graphnetz.training.resolve import ConfigError, resolve_run
+from graphnetz.training.run import run_experiment
 from graphnetz.tune import study as study_module
 from graphnetz.tune.selected import write_tuned_config
 from graphnetz.tune.space import SpaceError, load_space, parse_space
@@ -186,3 +188,25 @@ def test_a_bad_space_is_refused_by_name(params, message):
 def test_an_unknown_space_lists_the_available_ones():
     with pytest.raises(SpaceError, match=r"available: \['default', 'gat'\]"):
         load_space("nope")
+
+
+def test_the_report_says_which_runs_were_tuned_and_how(tmp_path, clean, data_dir_module):
+    write_tuned_config(clean, tmp_path)
+    records = []
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        for seed, tuned in ((0, True), (1, True), (0, False)):
+            extra = [f"+tuned={clean.study}", f"hydra.searchpath=[file://{tmp_path}]"] * tuned
+            cfg = compose(
+                "config",
+                overrides=[*BASE, f"paths.data_dir={data_dir_module}", f"seed={seed}", *extra],
+            )
+            records.append(run_experiment(cfg, tmp_path / f"run{seed}{tuned}"))
+    lines = tuning_lines(records)
+    assert lines[1] == (
+        f"- karate/node_cls gcn: 2 run(s) at study `karate_node_cls_gcn` (space `tiny`, "
+        f"budget 4 trials, 4 ok; mean val/accuracy {clean.value:.4f} over inner seeds "
+        f"[100, 101]): {clean.params}"
+    )
+    assert lines[2] == "- 1 run(s) used their configs' values (not tuned)"
+    assert tuning_lines(records[2:]) == []
+    assert tuning_lines([r.to_dict() for r in records]) == lines  # JSON records too
