@@ -52,7 +52,7 @@ def append_event(path: Path, event: dict[str, Any]) -> None:
 def read_events(path: Path, token: str | None) -> list[dict[str, Any]]:
     """The complete event lines of ``path`` written under ``token`` (all when None)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     events = []
@@ -148,7 +148,11 @@ class SweepCallback(Callback):
 
     def _follow(self) -> None:
         while not self._stop.wait(self.poll_s):
-            self.display.show(tally_of(read_events(self.events, self.token), self.total))
+            try:
+                self.display.show(tally_of(read_events(self.events, self.token), self.total))
+            except Exception as err:  # a display problem must never stop the sweep
+                print(f"sweep progress stopped: {err}", file=sys.stderr, flush=True)
+                return
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._stop.set()
