@@ -143,7 +143,8 @@ class Search:
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
             raise TuneError(f"budget must be a positive number of trials, got {self.budget!r}")
         cfg = compose_run([*self.overrides, f"seed={self.inner_seeds[0]}"])
-        missing = [k for k in space.params if OmegaConf.select(cfg, k, default=None) is None]
+        absent = object()  # a key set to null (task.patience) is there, and searchable
+        missing = [k for k in space.params if OmegaConf.select(cfg, k, default=absent) is absent]
         if missing:
             raise SpaceError(
                 f"space {space.name!r} sets {missing}, which the config of "
