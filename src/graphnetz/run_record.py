@@ -160,6 +160,12 @@ class RunRecord:
         split = self.metrics.get("test", self.metrics.get("val", {}))
         return split.get(self.primary_metric) if self.primary_metric else None
 
+    def validation_value(self) -> float | None:
+        """The primary metric on the validation split (what model selection may read);
+        None when the run has no validation split."""
+        split = self.metrics.get("val", {})
+        return split.get(self.primary_metric) if self.primary_metric else None
+
 
 def _checked_result(raw: Mapping[str, Any]) -> dict[str, Any]:
     """The fields an ``ok`` record must have, checked (RecordError names what is wrong)."""

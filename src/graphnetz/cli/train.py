@@ -30,7 +30,8 @@ def main(cfg: DictConfig) -> float | None:
     )
     if not sweep and record.status in ("failed", "diverged"):
         sys.exit(1)  # the record and the log line above say why
-    return record.test_value() if record.status == "ok" else None  # what a sweeper optimises
+    # What a sweeper optimises: the validation score, never the test score.
+    return record.validation_value() if record.status == "ok" else None
 
 
 if __name__ == "__main__":

@@ -116,6 +116,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
             f"dataset {dataset['name']!r} does not serve task type {task_cls.task_type!r}; "
             f"it serves {served}"
         )
+    _check_tuned_for(config, task_cls.task_type)
     config["trainer"]["max_epochs"] = epochs = _max_epochs(config, task_cls.task_type)
     _check_model_integers(config["model"])
     _check_checkpoint_every(config.get("checkpoint_every_s"))
@@ -170,6 +171,20 @@ def task_settings(task_cls: type[GraphTask]) -> set[str]:
             if param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
                 names.add(name)
     return names - {"self", "model"}
+
+
+def _check_tuned_for(config: dict[str, Any], task_type: str) -> None:
+    """Refuse a ``+tuned=<study>`` point selected for another dataset, task or model."""
+    tuned_for = (config.get("tuning") or {}).get("for")
+    if not tuned_for:
+        return
+    run = {"dataset": config["dataset"]["name"], "task_type": task_type}
+    run["model"] = config["model"]["name"]
+    if dict(tuned_for) != run:
+        raise ConfigError(
+            f"+tuned={config['tuning'].get('study')} was selected for {dict(tuned_for)}, "
+            f"not for this run {run}; tune this (task, model) or drop +tuned"
+        )
 
 
 def _check_checkpoint_every(every_s: Any) -> None:

@@ -1,0 +1,32 @@
+"""Torch threads per job: one when several jobs share the machine.
+
+With ``hydra/launcher=joblib`` and ``n_jobs > 1`` each job would otherwise start as many
+threads as the machine has cores; the oversubscribed jobs then run slower than the same
+runs one after another. ``num_threads`` set explicitly always wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+
+def parallel_jobs(config: DictConfig) -> int:
+    """How many jobs the launcher runs at once on this machine (1 unless it is joblib)."""
+    target = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+    if "joblib" not in target.lower():
+        return 1
+    n_jobs: Any = OmegaConf.select(config, "hydra.launcher.n_jobs", default=1)
+    if n_jobs is None or int(n_jobs) == 1:
+        return 1
+    return int(n_jobs)  # -1 (all cores) and other negatives count as "several"
+
+
+def default_threads(config: DictConfig) -> int | None:
+    """The torch thread count to set before a job whose ``num_threads`` is null: 1 under
+    a parallel joblib launcher, else None (leave torch's default). A job with
+    ``num_threads`` set gets None: the run sets its own count (training/pipeline.py)."""
+    if config.get("num_threads") is not None:
+        return None
+    return 1 if parallel_jobs(config) != 1 else None

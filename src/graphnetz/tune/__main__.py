@@ -1,0 +1,72 @@
+"""``python -m graphnetz.tune [options] <overrides of one run>``: search, then write
+``+tuned=<study>`` for the seed sweep (docs/tuning.md)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from graphnetz.launch import absolute_path
+from graphnetz.training.run import quiet_libraries
+from graphnetz.tune.selected import write_tuned_config
+from graphnetz.tune.space import SpaceError, available_spaces, load_space
+from graphnetz.tune.study import Search, TuneError
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m graphnetz.tune",
+        description="Search hyperparameters of one (task, model) on the validation metric "
+        "averaged over inner seeds; resumable; writes the selected point as +tuned=<study>.",
+    )
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides of the run (no sweeps)")
+    parser.add_argument(
+        "--space", default="default", help=f"search space: {available_spaces()} or a YAML path"
+    )
+    parser.add_argument("--budget", type=int, help="trials (default: the space's budget)")
+    parser.add_argument(
+        "--inner-seeds",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="comma-separated seeds each trial trains (default: the space's inner_seeds)",
+    )
+    parser.add_argument("--out", default="outputs/tuning", help="where studies and trial runs live")
+    parser.add_argument(
+        "--config-root",
+        help="write <root>/tuned/<study>.yaml (default: the checkout's conf/; another root "
+        "needs hydra.searchpath=[file://<root>] on the sweep)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
+    quiet_libraries()
+    try:
+        search = Search(
+            args.overrides,
+            load_space(args.space),
+            absolute_path(args.out),
+            budget=args.budget,
+            inner_seeds=args.inner_seeds,
+        )
+        result = search.run()
+    except (TuneError, SpaceError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    path = write_tuned_config(result, args.config_root)
+    print(
+        f"selected for {result.study}: {result.params}\n"
+        f"  mean val {result.metric} = {result.value:.4f} over seeds {list(result.inner_seeds)}; "
+        f"budget {result.budget} trials ({result.trials_complete} ok, "
+        f"{result.trials_failed} failed); study {result.storage}\n"
+        f"  config: {path}\n"
+        f"  seed sweep: python train.py -m +tuned={result.study} {' '.join(result.base_overrides)}"
+        " seed='range(10)'"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The selected point as a config the seed sweep takes: ``+tuned=<study>``.
+
+Written to ``<config root>/tuned/<study>.yaml``: by default the checkout's ``conf/tuned/``
+(git-ignored: a machine's results, like ``conf/local/``); any other root works with
+``hydra.searchpath=[file://<root>]`` on the sweep's command line. The file sets the
+searched keys and a ``tuning`` block (study, budget, metric, value, inner seeds), which
+every tuned run's config, and so its record, carries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from graphnetz.atomic import write_text
+from graphnetz.config_dir import CONF_DIR
+from graphnetz.tune.study import TuneResult
+
+TUNED_GROUP = "tuned"
+
+
+def tuned_config_text(result: TuneResult) -> str:
+    config = OmegaConf.create({})
+    for key, value in result.params.items():
+        OmegaConf.update(config, key, value, force_add=True)
+    config.tuning = result.tuning_block()
+    run = result.for_run
+    header = (
+        "# @package _global_\n"
+        f"# Selected by `python -m graphnetz.tune` for {run['dataset']}/{run['task_type']} "
+        f"{run['model']}: mean val {result.metric} {result.value:.4f} over seeds "
+        f"{list(result.inner_seeds)}, {result.trials_complete} of {result.budget} trials ok.\n"
+        f"# Use: python train.py -m +tuned={result.study} "
+        + " ".join(result.base_overrides)
+        + " seed='range(10)'\n"
+    )
+    return header + OmegaConf.to_yaml(config)
+
+
+def write_tuned_config(result: TuneResult, config_root: str | Path | None = None) -> Path:
+    root = Path(config_root) if config_root is not None else CONF_DIR
+    path = root / TUNED_GROUP / f"{result.study}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_text(path, tuned_config_text(result))

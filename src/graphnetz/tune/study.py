@@ -1,0 +1,261 @@
+"""A resumable Optuna study per (task, model) on the validation metric.
+
+Each trial trains the point once per inner seed (``run_experiment``, records on disk under
+``<out>/<study>/trials/<point>/s<seed>``) and scores it by the mean of the runs'
+**validation** primary metric (``RunRecord.validation_value``); test metrics are never
+read. A trial with a run that is not ``ok`` (failed, diverged) fails in the study, so the
+search goes on without it.
+
+Persistent and resumable: the study lives in an Optuna journal file
+(``<out>/<study>/study.journal``). A killed search, rerun with the same command, first
+finishes the trials it had started (their finished inner runs are reused, the cut-off one
+continues from its checkpoint), then asks for new ones until ``budget`` trials are done.
+Each new trial's sampler is seeded with ``sampler_seed + trial number``, so a resumed
+search proposes the same points as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+from filelock import FileLock, Timeout
+from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from graphnetz.config_dir import CONF_DIR
+from graphnetz.training.resolve import resolve_run
+from graphnetz.training.run import run_experiment
+from graphnetz.tune.space import SearchSpace, SpaceError
+
+log = logging.getLogger("graphnetz")
+JOURNAL_NAME = "study.journal"
+OPTUNA_DIRECTIONS = {"max": "maximize", "min": "minimize"}
+
+
+class TuneError(ValueError):
+    """A search that cannot run as asked; the message says what and why."""
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """The selected point of a finished study, and how it was found."""
+
+    study: str
+    storage: str
+    space: str
+    params: dict[str, Any]
+    value: float
+    metric: str
+    direction: str
+    inner_seeds: tuple[int, ...]
+    budget: int
+    trials_complete: int
+    trials_failed: int
+    base_overrides: tuple[str, ...]
+    for_run: dict[str, str]
+
+    def tuning_block(self) -> dict[str, Any]:
+        """What ``+tuned=<study>`` puts in every run's config (and so in its record)."""
+        return {
+            "study": self.study,
+            "storage": self.storage,
+            "space": self.space,
+            "budget": self.budget,
+            "trials_complete": self.trials_complete,
+            "trials_failed": self.trials_failed,
+            "objective": f"mean val {self.metric} over inner seeds",
+            "metric": f"val/{self.metric}",
+            "direction": self.direction,
+            "inner_seeds": list(self.inner_seeds),
+            "value": self.value,
+            "params": dict(self.params),
+            "sampler": "optuna TPESampler",
+            "for": dict(self.for_run),
+        }
+
+
+def compose_run(overrides: Sequence[str]) -> DictConfig:
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def point_overrides(point: dict[str, Any]) -> list[str]:
+    return [f"{key}={json.dumps(value)}" for key, value in point.items()]
+
+
+def point_key(point: dict[str, Any]) -> str:
+    """A short stable name of a point: its trial folder (a repeated point reuses it)."""
+    text = json.dumps(point, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def check_base_overrides(overrides: Sequence[str], space: SearchSpace) -> None:
+    """One (task, model): no sweep, no seed (the inner seeds are the search's), and no key
+    the search itself sets."""
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        key = override.get_key_element()
+        if override.is_sweep_override():
+            raise TuneError(
+                f"{key}: a search is for one (task, model); run one search per value "
+                f"instead of a sweep ({override.input_line!r})"
+            )
+        if key.lstrip("+~") == "seed":
+            raise TuneError("seed: the search trains its inner_seeds; do not set seed")
+        if key.lstrip("+~") in space.params:
+            raise TuneError(f"{key} is searched by space {space.name!r}; do not also set it")
+
+
+def validation_score(records: Sequence[Any]) -> float | None:
+    """The mean validation primary metric of ok runs; None when one is missing/non-finite."""
+    values = [r.validation_value() for r in records]
+    if not values or any(v is None or not math.isfinite(v) for v in values):
+        return None
+    return sum(values) / len(values)
+
+
+class Search:
+    """One study: ``Search(overrides, space, out_dir).run()`` -> :class:`TuneResult`."""
+
+    def __init__(
+        self,
+        overrides: Sequence[str],
+        space: SearchSpace,
+        out_dir: str | Path,
+        budget: int | None = None,
+        inner_seeds: Sequence[int] | None = None,
+    ) -> None:
+        check_base_overrides(overrides, space)
+        self.overrides, self.space = list(overrides), space
+        self.budget = budget if budget is not None else space.budget
+        self.inner_seeds = tuple(inner_seeds if inner_seeds is not None else space.inner_seeds)
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
+            raise TuneError(f"budget must be a positive number of trials, got {self.budget!r}")
+        cfg = compose_run([*self.overrides, f"seed={self.inner_seeds[0]}"])
+        absent = object()  # a key set to null (task.patience) is there, and searchable
+        missing = [k for k in space.params if OmegaConf.select(cfg, k, default=absent) is absent]
+        if missing:
+            raise SpaceError(
+                f"space {space.name!r} sets {missing}, which the config of "
+                f"{' '.join(self.overrides) or 'the defaults'} does not have"
+            )
+        spec = resolve_run(cfg)
+        self.direction, self.metric = spec.task_cls.direction, spec.task_cls.primary_metric
+        self.for_run = {"dataset": spec.dataset, "task_type": spec.task_type, "model": spec.model}
+        self.name = f"{spec.dataset}_{spec.task_type}_{spec.model}"
+        self.dir = Path(out_dir) / self.name
+        self.storage_path = self.dir / JOURNAL_NAME
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, point: dict[str, Any]) -> tuple[float | None, str]:
+        """Train ``point`` once per inner seed; (mean validation score, "") or (None, why)."""
+        records = []
+        for seed in self.inner_seeds:
+            cfg = compose_run(
+                [*self.overrides, *point_overrides(point), f"seed={seed}", "resume=true"]
+            )
+            record = run_experiment(cfg, self.dir / "trials" / point_key(point) / f"s{seed}")
+            if record.status != "ok":
+                return None, f"seed {seed}: {record.status} ({record.reason})"
+            records.append(record)
+        score = validation_score(records)
+        return score, "" if score is not None else "a validation score is missing or not finite"
+
+    # ------------------------------------------------------------------ the study
+    def _study(self) -> optuna.Study:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        storage = JournalStorage(JournalFileBackend(str(self.storage_path)))
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        study = optuna.create_study(
+            study_name=self.name,
+            storage=storage,
+            direction=OPTUNA_DIRECTIONS[self.direction],
+            load_if_exists=True,
+        )
+        asked = {"space": self.space.params, "inner_seeds": list(self.inner_seeds)}
+        asked["overrides"] = sorted(self.overrides)
+        known = study.user_attrs.get("search")
+        if known is None:
+            study.set_user_attr("search", asked)
+        elif known != json.loads(json.dumps(asked)):
+            raise TuneError(
+                f"{self.storage_path} holds another search of {self.name} (space, inner "
+                f"seeds or overrides differ: {known}); choose another output folder"
+            )
+        return study
+
+    def _finish(self, study: optuna.Study, number: int, point: dict[str, Any]) -> None:
+        value, why = self.evaluate(point)
+        if value is None:
+            log.warning("tune %s trial %d failed: %s", self.name, number, why)
+            study.tell(number, state=TrialState.FAIL)
+        else:
+            log.info(
+                "tune %s trial %d: val %s = %.4f  %s", self.name, number, self.metric, value, point
+            )
+            study.tell(number, value)
+
+    def run(self) -> TuneResult:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            with FileLock(str(self.dir / ".tune.lock"), timeout=0):
+                return self._run()
+        except Timeout:
+            raise TuneError(f"another search is running on {self.dir}; wait for it") from None
+
+    def _run(self) -> TuneResult:
+        study = self._study()
+        for cut in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            if set(cut.params) == set(self.space.params):  # cut off: finish it
+                log.info("tune %s: finishing trial %d, cut off earlier", self.name, cut.number)
+                self._finish(study, cut.number, dict(cut.params))
+            else:
+                study.tell(cut.number, state=TrialState.FAIL)
+        while _done(study) < self.budget:
+            number = len(study.get_trials(deepcopy=False))
+            study.sampler = optuna.samplers.TPESampler(
+                seed=self.space.sampler_seed + number,
+                n_startup_trials=self.space.n_startup_trials,
+            )
+            trial = study.ask()
+            self._finish(study, trial.number, self.space.suggest(trial))
+        return self._result(study)
+
+    def _result(self, study: optuna.Study) -> TuneResult:
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if not complete:
+            raise TuneError(f"no trial of {self.name} succeeded (see the runs in {self.dir})")
+        sign = -1 if self.direction == "max" else 1
+        best = min(complete, key=lambda t: (sign * t.value, t.number))
+        failed = study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+        return TuneResult(
+            study=self.name,
+            storage=str(self.storage_path.resolve()),
+            space=self.space.name,
+            params={k: best.params[k] for k in self.space.params},
+            value=float(best.value),
+            metric=self.metric,
+            direction=self.direction,
+            inner_seeds=self.inner_seeds,
+            budget=self.budget,
+            trials_complete=len(complete),
+            trials_failed=len(failed),
+            base_overrides=tuple(self.overrides),
+            for_run=self.for_run,
+        )
+
+
+def _done(study: optuna.Study) -> int:
+    finished = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+    return len(study.get_trials(deepcopy=False, states=finished))

@@ -1,0 +1,1 @@
+"""graphnetz's Hydra launchers (Hydra instantiates launchers from ``hydra_plugins`` only)."""

@@ -1,0 +1,175 @@
+"""Real ``train.py -m`` sweeps through the shipped launchers, each ending with
+``analyze.py``; a job cut off mid-run is resumed to the result of an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from graphnetz.config_dir import CONF_DIR
+from graphnetz.sweep.requeue import RESUME_OVERRIDE, with_resume
+from graphnetz.training.run import run_experiment
+from hydra_plugins.graphnetz_launchers.resuming_submitit import ResumingSlurmLauncher
+
+REPO = Path(__file__).resolve().parents[1]
+HOOK = Path(__file__).resolve().parent / "interrupt_hook"
+EPOCHS, CUT_AT = 6, 2  # the seed-1 run is cut off after its epoch 2 (0-based) of 6
+SWEEP = [
+    "model=gcn",
+    "seed=0,1",
+    "dataset=karate",
+    f"trainer.max_epochs={EPOCHS}",
+    "checkpoint_every_s=0",  # a checkpoint every epoch
+    "num_threads=1",  # bit-identity holds for equal thread counts
+    "hydra.callbacks.sweep.progress_every_s=0",
+]
+
+
+def sweep(sweep_dir: Path, data_dir: Path, *overrides: str, interrupt: str | None = None):
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHNETZ_TEST_INTERRUPT"}
+    env["PYTHONPATH"] = os.pathsep.join([str(HOOK), str(REPO / "src"), env.get("PYTHONPATH", "")])
+    if interrupt:
+        env["GRAPHNETZ_TEST_INTERRUPT"] = interrupt
+    args = [*SWEEP, f"hydra.sweep.dir={sweep_dir}", f"paths.data_dir={data_dir}", *overrides]
+    return subprocess.run(
+        [sys.executable, "train.py", "-m", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def results(sweep_dir: Path) -> dict[int, dict]:
+    found = {}
+    for path in sweep_dir.glob("*/result.json"):
+        record = json.loads(path.read_text())
+        found[record["seed"]] = record
+    return found
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The two runs trained in one go, in this process: what a resumed run must give."""
+    out = tmp_path_factory.mktemp("reference")
+    records = {}
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        for seed in (0, 1):
+            overrides = [o for o in SWEEP if not o.startswith(("hydra.", "seed="))]
+            cfg = compose("config", overrides=[*overrides, f"seed={seed}", f"paths.data_dir={out}"])
+            records[seed] = run_experiment(cfg, out / f"s{seed}").to_dict()
+    return records
+
+
+def assert_same_results(found: dict[int, dict], expected: dict[int, dict]) -> None:
+    assert sorted(found) == [0, 1]
+    for seed, record in found.items():
+        assert record["status"] == "ok", record.get("reason")
+        assert record["metrics"] == expected[seed]["metrics"]
+        assert record["history"] == expected[seed]["history"]
+
+
+def analyze(sweep_dir: Path) -> str:
+    proc = subprocess.run(
+        [sys.executable, "analyze.py", str(sweep_dir)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return (sweep_dir / "report" / "report.md").read_text()
+
+
+@pytest.mark.slow  # three sweep processes on a small machine
+def test_joblib_sweep_killed_job_resumes_to_the_same_result(tmp_path, data_dir, uninterrupted):
+    out = tmp_path / "sweep"
+    launcher = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    killed = sweep(out, data_dir, *launcher, interrupt=f"{CUT_AT}:KILL:1")
+    assert killed.returncode != 0  # the worker died: joblib ends the sweep
+    cut = next(p.parent for p in out.glob("*/checkpoint.ckpt"))
+    assert not (cut / "result.json").exists()
+
+    resumed = sweep(out, data_dir, *launcher, "resume=true")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming after epoch {CUT_AT + 1}" in resumed.stdout + resumed.stderr
+    assert "sweep summary: ok 2, failed 0, diverged 0, skipped 0" in resumed.stderr
+    found = results(out)
+    assert found[1]["resumed"]["from_epoch"] == CUT_AT + 1
+    assert_same_results(found, uninterrupted)
+    assert "| karate/node_cls | accuracy ↑ | gcn | 2 |" in analyze(out)
+
+
+@pytest.mark.slow  # three sweep processes on a small machine
+def test_submitit_local_sweep_killed_job_resumes_to_the_same_result(
+    tmp_path, data_dir, uninterrupted
+):
+    out = tmp_path / "sweep"
+    killed = sweep(out, data_dir, "hydra/launcher=submitit_local", interrupt=f"{CUT_AT}:KILL:1")
+    assert killed.returncode != 0  # submitit reports the killed job
+    assert not (next(p.parent for p in out.glob("*/checkpoint.ckpt")) / "result.json").exists()
+
+    resumed = sweep(out, data_dir, "hydra/launcher=submitit_local", "resume=true")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert_same_results(results(out), uninterrupted)
+    assert "| karate/node_cls | accuracy ↑ | gcn | 2 |" in analyze(out)
+
+
+@pytest.mark.slow  # three sweep processes on a small machine
+def test_a_preempted_submitit_job_is_requeued_and_resumes(tmp_path, data_dir, uninterrupted):
+    """USR2 is what Slurm sends before preemption or the time limit: the job checkpoints,
+    is requeued with resume=true and continues from the run's own checkpoint."""
+    out = tmp_path / "sweep"
+    proc = sweep(
+        out, data_dir, "hydra/launcher=submitit_local_resuming", interrupt=f"{CUT_AT}:USR2:1"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = results(out)
+    assert found[1]["resumed"]["from_epoch"] == CUT_AT + 1
+    assert found[0]["resumed"] is None
+    assert_same_results(found, uninterrupted)
+
+
+def test_requeue_resumes_whatever_the_sweep_said():
+    assert with_resume(["model=gcn", "resume=false", "seed=1"]) == [
+        "model=gcn",
+        "seed=1",
+        RESUME_OVERRIDE,
+    ]
+    assert with_resume(["+resume=false"]) == [RESUME_OVERRIDE]
+    launcher = ResumingSlurmLauncher()
+    delayed = launcher.checkpoint(["seed=3"], "hydra.sweep.dir", 4, "job_id_for_4", {})
+    assert delayed.function is launcher
+    assert delayed.args == (["seed=3", RESUME_OVERRIDE], "hydra.sweep.dir", 4, "job_id_for_4", {})
+
+
+def test_the_slurm_preset_reads_the_machine_settings(tmp_path):
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "slurm.yaml").write_text(
+        "partition: long\ntimeout_min: 90\nmem_gb: 12\ncpus_per_task: 3\n"
+        "gpus_per_node: 2\narray_parallelism: 5\n"
+    )
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        bare = compose("config", overrides=["hydra/launcher=slurm"], return_hydra_config=True)
+        mine = compose(
+            "config",
+            overrides=["hydra/launcher=slurm", f"hydra.searchpath=[file://{tmp_path}]"],
+            return_hydra_config=True,
+        )
+    assert (
+        bare.hydra.launcher._target_ == ResumingSlurmLauncher.__module__ + ".ResumingSlurmLauncher"
+    )
+    launcher = mine.hydra.launcher
+    got = {k: launcher[k] for k in ("partition", "timeout_min", "mem_gb", "cpus_per_task")}
+    assert got == {"partition": "long", "timeout_min": 90, "mem_gb": 12, "cpus_per_task": 3}
+    assert (launcher.gpus_per_node, launcher.array_parallelism) == (2, 5)
+    assert "local" not in mine or not mine.get("local")  # launcher settings stay out of runs

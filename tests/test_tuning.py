@@ -1,0 +1,212 @@
+"""The hyperparameter search: validation only, resumable, and its +tuned config."""
+
+from __future__ import annotations
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+from graphnetz.cli import train as train_cli
+from graphnetz.config_dir import CONF_DIR
+from graphnetz.report.settings import tuning_lines
+from graphnetz.run_record import RunRecord
+from graphnetz.training import run as run_module
+from graphnetz.training.resolve import ConfigError, resolve_run
+from graphnetz.training.run import run_experiment
+from graphnetz.tune import study as study_module
+from graphnetz.tune.selected import write_tuned_config
+from graphnetz.tune.space import SpaceError, load_space, parse_space
+from graphnetz.tune.study import Search, TuneError
+
+BASE = ["dataset=karate", "model=gcn", "trainer.max_epochs=3", "num_threads=1"]
+SPACE = parse_space(
+    "tiny",
+    {
+        "budget": 4,
+        "inner_seeds": [100, 101],
+        "sampler_seed": 7,
+        "n_startup_trials": 2,
+        "params": {
+            "task.lr": {"type": "float", "low": 1e-3, "high": 0.1, "log": True},
+            "model.hidden_channels": {"type": "categorical", "choices": [8, 16, 32]},
+        },
+    },
+)
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL: nothing on the way up catches it."""
+
+
+def search(tmp_path, name: str, data_dir) -> Search:
+    return Search([*BASE, f"paths.data_dir={data_dir}"], SPACE, tmp_path / name)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory, data_dir_module):
+    return search(tmp_path_factory.mktemp("clean"), "out", data_dir_module).run()
+
+
+@pytest.fixture(scope="module")
+def data_dir_module(tmp_path_factory):
+    return tmp_path_factory.mktemp("data")
+
+
+def test_the_choice_never_depends_on_test_metrics(tmp_path, monkeypatch, clean, data_dir_module):
+    """Test scores rewritten to oppose validation: the search selects the same point."""
+    original = run_module.train_and_evaluate
+
+    def poisoned(spec, ckpt=None):
+        outcome = original(spec, ckpt)
+        val = outcome.metrics["val"]
+        outcome.metrics["test"] = {k: 1.0 - v if k == "accuracy" else -v for k, v in val.items()}
+        return outcome
+
+    monkeypatch.setattr(run_module, "train_and_evaluate", poisoned)
+    got = search(tmp_path, "poisoned", data_dir_module).run()
+    assert (got.params, got.value) == (clean.params, clean.value)
+    trial_records = [RunRecord.read(p) for p in (tmp_path / "poisoned").rglob("result.json")]
+    assert len(trial_records) == 2 * SPACE.budget  # every trial, both inner seeds
+    assert all(r.test_value() == pytest.approx(1.0 - r.validation_value()) for r in trial_records)
+
+
+def test_the_score_is_the_mean_validation_metric_of_the_inner_seeds(clean):
+    best_dir = next(
+        d
+        for d in (study_module.Path(clean.storage).parent / "trials").iterdir()
+        if RunRecord.read(d / "s100" / "result.json").config["task"]["lr"]
+        == clean.params["task.lr"]
+    )
+    vals = [
+        RunRecord.read(best_dir / f"s{s}" / "result.json").validation_value() for s in (100, 101)
+    ]
+    assert clean.value == pytest.approx(sum(vals) / 2)
+    assert (clean.trials_complete, clean.trials_failed, clean.budget) == (4, 0, 4)
+
+
+def test_a_killed_search_continues_to_the_same_choice(
+    tmp_path, monkeypatch, clean, data_dir_module
+):
+    real = study_module.run_experiment
+    calls = {"n": 0}
+
+    def dies_on_sixth(cfg, run_dir):
+        calls["n"] += 1
+        if calls["n"] == 6:  # trial 2, second inner seed
+            raise Killed
+        return real(cfg, run_dir)
+
+    monkeypatch.setattr(study_module, "run_experiment", dies_on_sixth)
+    with pytest.raises(Killed):
+        search(tmp_path, "killed", data_dir_module).run()
+    monkeypatch.setattr(study_module, "run_experiment", real)
+
+    trained = []
+    original = run_module.train_and_evaluate
+    monkeypatch.setattr(
+        run_module, "train_and_evaluate", lambda s, c=None: trained.append(s.seed) or original(s, c)
+    )
+    got = search(tmp_path, "killed", data_dir_module).run()
+    assert (got.params, got.value, got.trials_complete) == (clean.params, clean.value, 4)
+    assert len(trained) == 2 * 4 - 5  # the five finished inner runs are not trained again
+
+
+def test_cli_train_returns_the_validation_metric(tmp_path, data_dir_module):
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[*BASE, f"paths.data_dir={data_dir_module}", f"paths.output_dir={tmp_path}"],
+            return_hydra_config=True,
+        )
+    cfg.hydra.runtime.output_dir = str(tmp_path / "run")
+    HydraConfig.instance().set_config(cfg)  # what Hydra does before calling the task
+    task_cfg = cfg.copy()
+    with open_dict(task_cfg):
+        del task_cfg["hydra"]
+    try:
+        value = train_cli.main(task_cfg)
+    finally:
+        HydraConfig.instance().cfg = None  # no Hydra job state for later tests
+    record = RunRecord.read(tmp_path / "run" / "result.json")
+    assert value == record.metrics["val"]["accuracy"]
+    assert record.metrics["val"] != record.metrics["test"]  # the two differ here
+
+
+def test_the_seed_sweep_takes_the_selected_point(tmp_path, clean, data_dir_module):
+    write_tuned_config(clean, tmp_path)
+    search_path = f"hydra.searchpath=[file://{tmp_path}]"
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[*BASE, f"+tuned={clean.study}", search_path])
+        other = compose(
+            "config", overrides=[*BASE, f"+tuned={clean.study}", search_path, "model=mlp"]
+        )
+    spec = resolve_run(cfg)
+    assert spec.config["task"]["lr"] == clean.params["task.lr"]
+    assert spec.config["model"]["hidden_channels"] == clean.params["model.hidden_channels"]
+    tuning = spec.config["tuning"]
+    assert (tuning["study"], tuning["budget"], tuning["metric"]) == (
+        "karate_node_cls_gcn",
+        4,
+        "val/accuracy",
+    )
+    with pytest.raises(ConfigError, match="selected for .*'model': 'gcn'"):
+        resolve_run(other)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["model=gcn,mlp"], "one \\(task, model\\)"),
+        (["seed=3"], "inner_seeds"),
+        (["task.lr=0.1"], "searched by space"),
+    ],
+)
+def test_a_search_refuses_what_it_cannot_honour(tmp_path, overrides, message):
+    with pytest.raises(TuneError, match=message):
+        Search([*BASE, *overrides], SPACE, tmp_path)
+
+
+def test_a_space_key_the_model_lacks_is_named(tmp_path):
+    with pytest.raises(SpaceError, match="model.heads"):
+        Search(BASE, load_space("gat"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"task.lr": {"type": "uniform", "low": 0, "high": 1}}, "'uniform' is not one of"),
+        ({"task.lr": {"type": "float", "low": 0.0, "high": 1.0, "log": True}}, "low > 0"),
+        ({"task.lr": {"type": "categorical", "choices": []}}, "non-empty list"),
+    ],
+)
+def test_a_bad_space_is_refused_by_name(params, message):
+    with pytest.raises(SpaceError, match=message):
+        parse_space("bad", {"params": params})
+
+
+def test_an_unknown_space_lists_the_available_ones():
+    with pytest.raises(SpaceError, match=r"available: \['default', 'gat'\]"):
+        load_space("nope")
+
+
+def test_the_report_says_which_runs_were_tuned_and_how(tmp_path, clean, data_dir_module):
+    write_tuned_config(clean, tmp_path)
+    records = []
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        for seed, tuned in ((0, True), (1, True), (0, False)):
+            extra = [f"+tuned={clean.study}", f"hydra.searchpath=[file://{tmp_path}]"] * tuned
+            cfg = compose(
+                "config",
+                overrides=[*BASE, f"paths.data_dir={data_dir_module}", f"seed={seed}", *extra],
+            )
+            records.append(run_experiment(cfg, tmp_path / f"run{seed}{tuned}"))
+    lines = tuning_lines(records)
+    assert lines[1] == (
+        f"- karate/node_cls gcn: 2 run(s) at study `karate_node_cls_gcn` (space `tiny`, "
+        f"budget 4 trials, 4 ok; mean val/accuracy {clean.value:.4f} over inner seeds "
+        f"[100, 101]): {clean.params}"
+    )
+    assert lines[2] == "- 1 run(s) used their configs' values (not tuned)"
+    assert tuning_lines(records[2:]) == []
+    assert tuning_lines([r.to_dict() for r in records]) == lines  # JSON records too
