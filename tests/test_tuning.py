@@ -9,6 +9,7 @@ from omegaconf import open_dict
 
 from graphnetz.cli import train as train_cli
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.report import BenchmarkReport
 from graphnetz.report.settings import tuning_lines
 from graphnetz.run_record import RunRecord
 from graphnetz.training import run as run_module
@@ -210,3 +211,8 @@ def test_the_report_says_which_runs_were_tuned_and_how(tmp_path, clean, data_dir
     assert lines[2] == "- 1 run(s) used their configs' values (not tuned)"
     assert tuning_lines(records[2:]) == []
     assert tuning_lines([r.to_dict() for r in records]) == lines  # JSON records too
+    report = BenchmarkReport.from_records([r.to_dict() for r in records])
+    markdown = report.to_markdown()
+    assert lines[0] in markdown and lines[1] in markdown and lines[2] in markdown
+    report.to_json(tmp_path / "report.json")  # the summary survives a reload
+    assert lines[1] in BenchmarkReport.from_json(tmp_path / "report.json").to_markdown()

@@ -32,6 +32,7 @@ from .settings import (
     Setting,
     choice,
     positive_int,
+    summarize_tuning,
     valid_alpha,
     valid_ci,
     valid_cliques,
@@ -153,6 +154,7 @@ class BenchmarkReport:
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "versions": {k: sorted(v) for k, v in sorted(acc.versions.items())},
             "collapsed_duplicates": acc.n_collapsed,  # same identity, same result: read once
+            "tuning": summarize_tuning(acc.tunings),  # which runs were tuned, and how
             **provenance,
         }
         return cls(

@@ -16,6 +16,7 @@ from .markdown_robustness import (
     pairing_lines,
     robustness_lines,
 )
+from .settings import tuning_lines_of
 
 
 def _seed_count(value: float) -> str | int:
@@ -124,6 +125,7 @@ def _header(a: ReportAnalysis) -> list[str]:
         f"{' '.join(a.provenance.get('paths', []))}".rstrip(),
         "",
     ]
+    L += tuning_lines_of(a.provenance.get("tuning"))
     if a.excluded_tasks:
         L += [
             f"Tasks without metric `{st.metric}` (not analysed): " + ", ".join(a.excluded_tasks),

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from graphnetz.report.settings import tuning_of
 from graphnetz.run_identity import result_config, short_identity
 from graphnetz.run_record import (
     DIRECTIONS,
@@ -64,6 +65,8 @@ class Collected:
     datasets: list[dict[str, Any]] = field(default_factory=list)
     #: ``task, model, seed, pairing`` of each ok record that carries a pairing fingerprint.
     pairing: list[dict[str, Any]] = field(default_factory=list)
+    #: Each analysed run's ``tuning`` block (None when it was not tuned).
+    tunings: list[dict[str, Any] | None] = field(default_factory=list)
     #: Ok runs waiting to be keyed by identity and labelled (:func:`settle`).
     pending: list[tuple[RunRecord, str | None]] = field(default_factory=list)
     #: Records of an identity already read, with the same result: counted once.
@@ -256,6 +259,7 @@ def _add_rows(acc: Collected, rec: RunRecord, model: str, path: str | None) -> N
     acc.datasets.append(dataset_entry(rec, path))
     if rec.pairing:
         acc.pairing.append({**row, "pairing": rec.pairing})
+    acc.tunings.append(tuning_of(rec))
 
 
 def _number(raw: Any) -> float | None:

@@ -93,14 +93,18 @@ def tuning_of(record: Any) -> dict[str, Any] | None:
     return dict(tuning) if isinstance(tuning, Mapping) and tuning.get("study") else None
 
 
-def tuning_summary(records: Iterable[Any]) -> tuple[list[dict[str, Any]], int]:
-    """One entry per study the runs were tuned by (study, task, model, runs, budget,
-    trials, metric, value, inner seeds, space), in first-seen order, and the number of
-    runs that were not tuned."""
+def tuning_summary(records: Iterable[Any]) -> dict[str, Any]:
+    """``{"studies": [...], "untuned": n}``: one entry per study the runs were tuned by
+    (study, task, model, runs, budget, trials, metric, value, inner seeds, space), in
+    first-seen order, and the number of runs that were not tuned."""
+    return summarize_tuning(tuning_of(record) for record in records)
+
+
+def summarize_tuning(blocks: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """:func:`tuning_summary` from each run's ``tuning`` block (None: not tuned)."""
     studies: dict[str, dict[str, Any]] = {}
     untuned = 0
-    for record in records:
-        tuning = tuning_of(record)
+    for tuning in blocks:
         if tuning is None:
             untuned += 1
             continue
@@ -114,7 +118,7 @@ def tuning_summary(records: Iterable[Any]) -> tuple[list[dict[str, Any]], int]:
             },
         )
         entry["runs"] += 1
-    return list(studies.values()), untuned
+    return {"studies": list(studies.values()), "untuned": untuned}
 
 
 TUNING_FIELDS = ("space", "budget", "trials_complete", "metric", "direction", "value")
@@ -124,7 +128,13 @@ TUNING_FIELDS += ("inner_seeds", "params")
 def tuning_lines(records: Iterable[Any]) -> list[str]:
     """The report's lines on tuning: which runs were tuned, on what budget and how (empty
     when no run was tuned)."""
-    studies, untuned = tuning_summary(records)
+    return tuning_lines_of(tuning_summary(records))
+
+
+def tuning_lines_of(summary: Mapping[str, Any] | None) -> list[str]:
+    """:func:`tuning_lines` from a :func:`tuning_summary` (as kept in the provenance)."""
+    studies = list((summary or {}).get("studies") or [])
+    untuned = int((summary or {}).get("untuned") or 0)
     if not studies:
         return []
     lines = ["Tuned runs (`python -m graphnetz.tune`, selected on the validation metric):"]
