@@ -1,4 +1,4 @@
-"""``python -m graphnetz list datasets|models|tasks`` and ``python -m graphnetz status``."""
+"""``python -m graphnetz list datasets|models|tasks``, ``status`` and ``tune``."""
 
 import sys
 
@@ -9,6 +9,10 @@ def main(argv: list[str] | None = None) -> int | None:
         from graphnetz.cli.status import main as status
 
         return status(argv[1:])
+    if argv[:1] == ["tune"]:  # likewise: Hydra overrides plus the search's own options
+        from graphnetz.tune.__main__ import main as tune
+
+        return tune(argv[1:])
     from graphnetz.cli.list import main as listing
 
     return listing(argv)
