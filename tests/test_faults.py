@@ -31,14 +31,14 @@ def launch(*args: str) -> subprocess.Popen:
     )
 
 
-def finish(proc: subprocess.Popen) -> str:
+def finish(proc: subprocess.Popen, returncode: int = 0) -> str:
     out, _ = proc.communicate(timeout=1800)
-    assert proc.returncode == 0, out[-3000:]
+    assert proc.returncode == returncode, out[-3000:]
     return out
 
 
-def run(*args: str) -> str:
-    return finish(launch(*args))
+def run(*args: str, returncode: int = 0) -> str:
+    return finish(launch(*args), returncode)
 
 
 def records(sweep: Path) -> dict[Path, str]:
@@ -60,7 +60,9 @@ def test_a_sweep_survives_every_injected_fault(tmp_path, data_dir):
     )
     grid = ("train.py", "-m", "model=gcn,mlp", "task.lr=0.01,1e30", *common)
     run(*grid, "seed=range(6)")  # 24 runs, the 12 with lr=1e30 diverge
-    run("train.py", "-m", "model.num_layers=0", "seed=range(3)", *common)  # the model raises
+    # the model raises; a sweep in which no run succeeded exits 1, and says so
+    out = run("train.py", "-m", "model.num_layers=0", "seed=range(3)", *common, returncode=1)
+    assert "sweep failed: no run succeeded" in out
 
     # a job killed mid-training (SIGKILL, so nothing is written on the way out)
     long_job = (

@@ -95,6 +95,17 @@ def _karate(make_cfg, model, *extra):
     return record
 
 
+def test_sparse_features_are_fingerprinted_by_their_entries():
+    # BlogCatalog's one-hot ids are a sparse identity: hashed by indices and values,
+    # whatever the sparse layout
+    ids = torch.eye(6)
+    assert digest(ids.to_sparse()) == digest(ids.to_sparse_csr())
+    other = ids.clone()
+    other[0, 1] = 1.0
+    assert digest(ids.to_sparse()) != digest(other.to_sparse())
+    assert digest(ids.to_sparse()) != digest(ids)
+
+
 def test_a_deliberately_mismatched_split_is_reported_unpaired(make_cfg):
     gcn = _karate(make_cfg, "gcn")
     mlp = _karate(make_cfg, "mlp")

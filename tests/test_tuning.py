@@ -10,7 +10,7 @@ from omegaconf import open_dict
 from graphnetz.cli import train as train_cli
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.report import BenchmarkReport
-from graphnetz.report.settings import tuning_lines
+from graphnetz.report.tuning import tuning_lines
 from graphnetz.run_record import RunRecord
 from graphnetz.training import run as run_module
 from graphnetz.training.resolve import ConfigError, resolve_run
@@ -58,8 +58,8 @@ def test_the_choice_never_depends_on_test_metrics(tmp_path, monkeypatch, clean, 
     """Test scores rewritten to oppose validation: the search selects the same point."""
     original = run_module.train_and_evaluate
 
-    def poisoned(spec, ckpt=None):
-        outcome = original(spec, ckpt)
+    def poisoned(spec, *args, **kwargs):
+        outcome = original(spec, *args, **kwargs)
         val = outcome.metrics["val"]
         outcome.metrics["test"] = {k: 1.0 - v if k == "accuracy" else -v for k, v in val.items()}
         return outcome
@@ -106,7 +106,9 @@ def test_a_killed_search_continues_to_the_same_choice(
     trained = []
     original = run_module.train_and_evaluate
     monkeypatch.setattr(
-        run_module, "train_and_evaluate", lambda s, c=None: trained.append(s.seed) or original(s, c)
+        run_module,
+        "train_and_evaluate",
+        lambda s, *a, **k: trained.append(s.seed) or original(s, *a, **k),
     )
     got = search(tmp_path, "killed", data_dir_module).run()
     assert (got.params, got.value, got.trials_complete) == (clean.params, clean.value, 4)

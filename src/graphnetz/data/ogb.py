@@ -1,7 +1,8 @@
 """Open Graph Benchmark datasets through the optional ``ogb`` package.
 
 ``pip install graphnetz[ogb]`` (or ``pip install ogb``) installs it; without it every OGB
-loader raises an ImportError saying so. Mirror layout: OGB's own unzipped folder,
+loader raises :class:`OgbMissingError` (a DatasetUnavailableError and an ImportError)
+saying so. Mirror layout: OGB's own unzipped folder,
 ``<mirror>/<name with _>/{raw,split,mapping,RELEASE_v*.txt}`` (as ogbn_proteins); the whole
 folder is staged into ``<root>/ogb/`` and OGB finds it there instead of downloading.
 """
@@ -16,7 +17,12 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import to_undirected
 
-from graphnetz.data.mirror import resolve_mirror, stage_files, unavailable
+from graphnetz.data.mirror import (
+    DatasetUnavailableError,
+    resolve_mirror,
+    stage_files,
+    unavailable,
+)
 
 OGB_NAMES = {
     "ogbn-arxiv": "node",
@@ -27,7 +33,11 @@ OGB_NAMES = {
 INSTALL_HINT = "pip install graphnetz[ogb]  (or: pip install ogb)"
 
 
-def _module(level: str):
+class OgbMissingError(DatasetUnavailableError, ImportError):
+    """An OGB dataset was asked for but the optional ``ogb`` package is not installed."""
+
+
+def _module(level: str, name: str):
     try:
         if level == "node":
             from ogb.nodeproppred import PygNodePropPredDataset as cls
@@ -36,7 +46,10 @@ def _module(level: str):
         else:
             from ogb.graphproppred import PygGraphPropPredDataset as cls
     except ImportError as exc:
-        raise ImportError(f"OGB datasets need the optional 'ogb' package: {INSTALL_HINT}") from exc
+        raise OgbMissingError(
+            f"dataset {name!r} is unavailable: OGB datasets need the optional 'ogb' package: "
+            f"{INSTALL_HINT}"
+        ) from exc
     return cls
 
 
@@ -61,7 +74,7 @@ def load_ogb(root: str | os.PathLike, mirror=None, *, name: str) -> Any:
     if name not in OGB_NAMES:
         raise ValueError(f"unknown OGB dataset {name!r}; valid: {sorted(OGB_NAMES)}")
     level = OGB_NAMES[name]
-    cls = _module(level)
+    cls = _module(level, name)
     folder = name.replace("-", "_")
     base = Path(root) / "ogb"
     mirror_path = resolve_mirror(mirror)

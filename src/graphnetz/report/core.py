@@ -32,7 +32,6 @@ from .settings import (
     Setting,
     choice,
     positive_int,
-    summarize_tuning,
     valid_alpha,
     valid_ci,
     valid_cliques,
@@ -41,6 +40,7 @@ from .settings import (
     valid_missing,
     valid_pairwise_method,
 )
+from .tuning import summarize_tuning
 from .within_task import pairwise_frame, power_frame, summary_frame
 from .writer import results_csv, write_report
 

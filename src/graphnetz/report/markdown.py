@@ -16,7 +16,7 @@ from .markdown_robustness import (
     pairing_lines,
     robustness_lines,
 )
-from .settings import tuning_lines_of
+from .tuning import tuning_lines_of
 
 
 def _seed_count(value: float) -> str | int:

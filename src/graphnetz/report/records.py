@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from graphnetz.report.settings import tuning_of
+from graphnetz.report.tuning import tuning_of
 from graphnetz.run_identity import result_config, short_identity
 from graphnetz.run_record import (
     DIRECTIONS,

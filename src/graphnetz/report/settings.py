@@ -3,7 +3,7 @@ were set up where the report says so (which runs were tuned, on what budget, how
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from graphnetz import stats
@@ -82,72 +82,3 @@ def positive_int(name: str) -> Callable[[Any, Any], int]:
         return value
 
     return validate
-
-
-# ---------------------------------------------------------------------- tuned runs
-def tuning_of(record: Any) -> dict[str, Any] | None:
-    """The ``tuning`` block a ``+tuned=<study>`` run carries in its config (a
-    :class:`~graphnetz.run_record.RunRecord` or its JSON object), or None if untuned."""
-    config = record.get("config") if isinstance(record, Mapping) else record.config
-    tuning = (config or {}).get("tuning") if isinstance(config, Mapping) else None
-    return dict(tuning) if isinstance(tuning, Mapping) and tuning.get("study") else None
-
-
-def tuning_summary(records: Iterable[Any]) -> dict[str, Any]:
-    """``{"studies": [...], "untuned": n}``: one entry per study the runs were tuned by
-    (study, task, model, runs, budget, trials, metric, value, inner seeds, space), in
-    first-seen order, and the number of runs that were not tuned."""
-    return summarize_tuning(tuning_of(record) for record in records)
-
-
-def summarize_tuning(blocks: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
-    """:func:`tuning_summary` from each run's ``tuning`` block (None: not tuned)."""
-    studies: dict[str, dict[str, Any]] = {}
-    untuned = 0
-    for tuning in blocks:
-        if tuning is None:
-            untuned += 1
-            continue
-        entry = studies.setdefault(
-            tuning["study"],
-            {
-                "study": tuning["study"],
-                "for": dict(tuning.get("for") or {}),
-                "runs": 0,
-                **{k: tuning.get(k) for k in TUNING_FIELDS},
-            },
-        )
-        entry["runs"] += 1
-    return {"studies": list(studies.values()), "untuned": untuned}
-
-
-TUNING_FIELDS = ("space", "budget", "trials_complete", "metric", "direction", "value")
-TUNING_FIELDS += ("inner_seeds", "params")
-
-
-def tuning_lines(records: Iterable[Any]) -> list[str]:
-    """The report's lines on tuning: which runs were tuned, on what budget and how (empty
-    when no run was tuned)."""
-    return tuning_lines_of(tuning_summary(records))
-
-
-def tuning_lines_of(summary: Mapping[str, Any] | None) -> list[str]:
-    """:func:`tuning_lines` from a :func:`tuning_summary` (as kept in the provenance)."""
-    studies = list((summary or {}).get("studies") or [])
-    untuned = int((summary or {}).get("untuned") or 0)
-    if not studies:
-        return []
-    lines = ["Tuned runs (`python -m graphnetz.tune`, selected on the validation metric):"]
-    for s in studies:
-        run = s["for"]
-        target = f"{run.get('dataset')}/{run.get('task_type')} {run.get('model')}"
-        value = s["value"]
-        score = f"{value:.4f}" if isinstance(value, int | float) else "n/a"
-        lines.append(
-            f"- {target}: {s['runs']} run(s) at study `{s['study']}` (space `{s['space']}`, "
-            f"budget {s['budget']} trials, {s['trials_complete']} ok; mean {s['metric']} "
-            f"{score} over inner seeds {s['inner_seeds']}): {s['params']}"
-        )
-    if untuned:
-        lines.append(f"- {untuned} run(s) used their configs' values (not tuned)")
-    return [*lines, ""]

@@ -22,7 +22,11 @@ SPLITS = ("train", "val", "test")
 
 def _update(h: Any, value: Any) -> None:
     """Feed a tensor (dtype, shape and bytes), a number, a string or a container into h."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided:  # sparse: its parts
+        t = value.detach().cpu().to_sparse_coo().coalesce()
+        h.update(f"sparse{t.dtype}{tuple(t.shape)}".encode())
+        _update(h, [t.indices(), t.values()])
+    elif isinstance(value, torch.Tensor):
         t = value.detach().cpu().contiguous()
         h.update(f"{t.dtype}{tuple(t.shape)}".encode())
         h.update(t.view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
