@@ -56,12 +56,14 @@ class SparseRows:
     @classmethod
     def from_tensor(cls, x: Tensor) -> SparseRows:
         """From a dense or sparse (COO, CSR) 2-D tensor; stored zeros are kept."""
-        if x.layout == torch.strided:
-            x = x.to_sparse_csr()
-        elif x.layout == torch.sparse_coo:
-            x = x.coalesce().to_sparse_csr()
-        elif x.layout != torch.sparse_csr:
+        if x.layout not in (torch.strided, torch.sparse_coo, torch.sparse_csr):
             raise ValueError(f"SparseRows takes strided, COO or CSR tensors, got {x.layout}")
+        with warnings.catch_warnings():  # torch flags sparse CSR support as beta
+            warnings.simplefilter("ignore", UserWarning)
+            if x.layout == torch.strided:
+                x = x.to_sparse_csr()
+            elif x.layout == torch.sparse_coo:
+                x = x.coalesce().to_sparse_csr()
         crow, col, values = x.crow_indices(), x.col_indices(), x.values()
         n, f = x.shape
         rows = torch.repeat_interleave(torch.arange(n, device=col.device), crow.diff())

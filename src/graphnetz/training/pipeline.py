@@ -98,12 +98,8 @@ def train_and_evaluate(spec: RunSpec, ckpt: Checkpointing | None = None) -> Trai
     data, module = built.data, built.module
     ckpt = ckpt or Checkpointing()
     trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
-    trainer.fit(
-        module,
-        train_dataloaders=data.train_loader,
-        val_dataloaders=data.eval_loaders,
-        ckpt_path=ckpt.resume_from,
-    )
+    module.eval_loaders = data.eval_loaders  # evaluated inside each epoch (tasks/base.py)
+    trainer.fit(module, train_dataloaders=data.train_loader, ckpt_path=ckpt.resume_from)
     loader_cfg = spec.config["dataset"]["loader"]
     return Trained(
         metrics=module.selected_metrics(),
@@ -119,6 +115,7 @@ def train_and_evaluate(spec: RunSpec, ckpt: Checkpointing | None = None) -> Trai
 def _warn_embedding_decay(spec: RunSpec, data: TaskData, module: GraphTask) -> None:
     if module.decoupled_weight_decay:  # AdamW: no coupled L2 to pin the embedding rows
         return
-    warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
+    x, n_train = getattr(data.graph, "x", None), data.info.get("n_train")
+    warning = embedding_decay_warning(x, module.weight_decay, n_train)
     if warning:
         log.warning("%s: %s", spec.label, warning)
