@@ -186,7 +186,8 @@ class GraphTask(L.LightningModule):
             with torch.inference_mode():
                 for idx, loader in enumerate(self.eval_loaders or []):
                     for batch_idx, batch in enumerate(loader):
-                        batch = self._apply_batch_transfer_handler(batch, dataloader_idx=idx)
+                        if self.device.type != "cpu":  # (on CPU: a copy of the batch)
+                            batch = self._apply_batch_transfer_handler(batch, dataloader_idx=idx)
                         self.validation_step(batch, batch_idx, idx)
         finally:
             for module, mode in modes.items():

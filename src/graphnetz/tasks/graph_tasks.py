@@ -58,6 +58,9 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         super().__init__(model, **hyperparameters)
         self.batch_size = check_batch_size(batch_size)
         self.automatic_optimization = False
+        #: dataloader_idx -> (the split's graphs, their evaluation batches): evaluation
+        #: batches are the same every epoch (no shuffling), so they are collated once.
+        self._eval_batches: dict[int, tuple[list, list]] = {}
 
     @classmethod
     def prepare(cls, dataset, seed: int, split: dict | None = None) -> TaskData:
@@ -93,9 +96,21 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         for batch in DataLoader(graphs, batch_size=self.batch_size, shuffle=True):
             yield self.loss(self.forward_batch(batch), self.targets(batch))
 
+    def evaluation_batches(self, graphs, dataloader_idx: int) -> list:
+        """The split's evaluation batches, collated once while its graphs stay the same."""
+        cached = self._eval_batches.get(dataloader_idx)
+        same = cached is not None and len(cached[0]) == len(graphs)
+        if not (same and all(a is b for a, b in zip(cached[0], graphs, strict=True))):
+            # A private generator: a DataLoader iterator draws a base seed, which must
+            # not come from the global stream when only some epochs collate (resumed runs).
+            loader = DataLoader(graphs, batch_size=EVAL_BATCH_SIZE, generator=torch.Generator())
+            batches = list(loader)
+            cached = self._eval_batches[dataloader_idx] = (list(graphs), batches)
+        return cached[1]
+
     def predict_splits(self, graphs, dataloader_idx: int = 0):
         outs, ys = [], []
-        for batch in DataLoader(graphs, batch_size=EVAL_BATCH_SIZE):
+        for batch in self.evaluation_batches(graphs, dataloader_idx):
             outs.append(self.forward_batch(batch))
             ys.append(self.targets(batch))
         return {SPLITS[dataloader_idx]: (torch.cat(outs), torch.cat(ys))}
