@@ -161,3 +161,16 @@ def test_karate_default_run_logs_no_decay_warning(make_cfg, caplog):
         record = run_experiment(make_cfg("dataset=karate", "model=gcn", "trainer.max_epochs=2"))
     assert record.status == "ok"
     assert "one-hot node ids" not in caplog.text
+
+
+def test_accuracy_is_torchmetrics_micro_accuracy_exactly():
+    from torchmetrics.functional.classification import multiclass_accuracy
+
+    from graphnetz.tasks.node_tasks import accuracy
+
+    g = torch.Generator().manual_seed(0)
+    for n, classes in ((1, 3), (37, 4), (1000, 7), (2708, 7)):
+        logits = torch.randn(n, classes, generator=g)
+        y = torch.randint(0, classes, (n,), generator=g)
+        theirs = multiclass_accuracy(logits, y, num_classes=classes, average="micro")
+        assert accuracy(logits, y) == float(theirs)

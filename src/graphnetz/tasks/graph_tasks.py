@@ -13,12 +13,11 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.loader import DataLoader
 from torchmetrics.functional import mean_absolute_error, mean_squared_error
-from torchmetrics.functional.classification import multiclass_accuracy
 
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
-from graphnetz.tasks.node_tasks import full_batch_loader, require_attributes
+from graphnetz.tasks.node_tasks import accuracy, full_batch_loader, require_attributes
 
 EVAL_BATCH_SIZE = 256  # evaluation only: any size gives the same metrics
 
@@ -134,8 +133,7 @@ class GraphClassificationTask(GraphLevelTask):
         return F.cross_entropy(logits, y)
 
     def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
-        acc = multiclass_accuracy(logits, y, num_classes=logits.size(-1), average="micro")
-        return {"accuracy": float(acc)}
+        return {"accuracy": accuracy(logits, y)}
 
 
 class GraphRegressionTask(GraphLevelTask):
