@@ -174,3 +174,23 @@ def test_accuracy_is_torchmetrics_micro_accuracy_exactly():
         y = torch.randint(0, classes, (n,), generator=g)
         theirs = multiclass_accuracy(logits, y, num_classes=classes, average="micro")
         assert accuracy(logits, y) == float(theirs)
+
+
+def test_unset_num_threads_trains_small_graphs_on_one_thread(make_cfg):
+    from types import SimpleNamespace
+
+    from graphnetz.training.pipeline import build_run
+    from graphnetz.training.resolve import resolve_run
+    from graphnetz.training.threads import INITIAL_THREADS, SMALL_GRAPH_NODES, default_threads
+
+    before = torch.get_num_threads()
+    try:
+        build_run(resolve_run(make_cfg("dataset=karate", "num_threads=null")))
+        assert torch.get_num_threads() == 1
+        big = SimpleNamespace(graph=SimpleNamespace(num_nodes=SMALL_GRAPH_NODES))
+        assert default_threads(big) == INITIAL_THREADS
+        assert default_threads(SimpleNamespace(graph=None)) == 1  # graph-level mini-batches
+        build_run(resolve_run(make_cfg("dataset=karate", "num_threads=2")))
+        assert torch.get_num_threads() == 2  # a configured count wins
+    finally:
+        torch.set_num_threads(before)

@@ -26,6 +26,7 @@ from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.seeding import seed_everything
+from graphnetz.training.threads import default_threads
 
 log = logging.getLogger("graphnetz")
 
@@ -70,6 +71,8 @@ def build_run(spec: RunSpec) -> Built:
         config["dataset"]["loader"], paths["data_dir"], paths["data_mirror"], seed=spec.seed
     )
     data = spec.task_cls.prepare(dataset, seed=spec.seed, split=config["dataset"].get("split"))
+    if not config.get("num_threads"):  # null: by the graph's size (training/threads.py)
+        torch.set_num_threads(default_threads(data))
     seed_everything(spec.seed)  # model init does not depend on how much randomness prep used
     level = data.level or spec.task_cls.level()
     model = build_model(config["model"], level, data.in_channels, data.out_channels, **data.extras)
