@@ -4,8 +4,8 @@
         hydra.sweep.dir=DIR && python analyze.py DIR
 
 Prints the wall time of the sweep and of the report, and how many log lines warn.
-``--compare-src DIR`` runs the same job with another source tree (e.g. the main
-checkout's ``src``) in the same script, alternating ``--repeats`` times, and prints the
+``--compare-src DIR`` runs the same job with another checkout (its ``src``, with its
+``train.py``, ``analyze.py`` and ``conf`` beside it; e.g. ``../main/src``) in the same script, alternating ``--repeats`` times, and prints the
 ratio of medians. ``--seeds 2`` gives a quick version (10 runs). Target: <= 15 s.
 
     python benchmarks/karate_job.py [--seeds 10] [--repeats 1] [--compare-src ../main/src]
@@ -26,24 +26,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def job(src: str, seeds: int) -> tuple[float, float, int]:
-    """(sweep seconds, report seconds, warning lines) of one job with ``src`` on the path."""
+    """(sweep seconds, report seconds, warning lines) of one job of the tree whose
+    package sources are ``src`` (its ``train.py`` and ``analyze.py`` beside them)."""
+    root = Path(src).parent
     sweep_dir = Path(tempfile.mkdtemp(prefix="karate-job-")) / "k"
     env = dict(os.environ, PYTHONPATH=src)
-    train = [sys.executable, str(ROOT / "train.py"), "-m", "model=gcn,gat,sage,gt,mlp"]
+    train = [sys.executable, str(root / "train.py"), "-m", "model=gcn,gat,sage,gt,mlp"]
     train += ["dataset=karate", f"seed=range({seeds})", f"hydra.sweep.dir={sweep_dir}"]
     train += [f"paths.output_dir={sweep_dir.parent}/out"]
     start = time.perf_counter()
-    out = subprocess.run(train, env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+    out = subprocess.run(train, env=env, capture_output=True, text=True, check=False, cwd=root)
     middle = time.perf_counter()
     if out.returncode:
         raise SystemExit(f"sweep failed ({src}):\n{out.stderr[-3000:]}")
     report = subprocess.run(
-        [sys.executable, str(ROOT / "analyze.py"), str(sweep_dir)],
+        [sys.executable, str(root / "analyze.py"), str(sweep_dir)],
         env=env,
         capture_output=True,
         text=True,
         check=False,
-        cwd=ROOT,
+        cwd=root,
     )
     end = time.perf_counter()
     if report.returncode:
