@@ -11,12 +11,17 @@ from typing import ClassVar
 
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import GCNConv, SAGEConv, TransformerConv
 
 from graphnetz.models.contract import GraphModel
-from graphnetz.models.features import input_dropout, linear
+from graphnetz.models.convs import (
+    CachedNormGCNConv,
+    LinearFirstSAGEConv,
+    SparseInputTransformerConv,
+)
+from graphnetz.models.features import input_dropout
 from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.graph_cache import AdjacencyCache
+from graphnetz.models.sparse_features import SparseFeatures, SparseRows, fast_dropout, project
 
 
 class NodeEncoder(GraphModel):
@@ -56,6 +61,7 @@ class NodeEncoder(GraphModel):
             for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:], strict=True))
         )
         self._adjacency = AdjacencyCache()
+        self._sparse_features = SparseFeatures()
 
     def make_layer(self, d_in: int, d_out: int, last: bool, **kwargs) -> nn.Module:
         raise NotImplementedError
@@ -68,12 +74,22 @@ class NodeEncoder(GraphModel):
         (``count = len(layers) - 1`` gives the hidden representation DGI pre-trains)."""
         if self.sparse_aggregation:
             edge_index = self._adjacency.adjacency(edge_index, x.size(0))
+        x = self._sparse_features.get(x)  # bag-of-words, one-hot ids: mostly zeros
         for i, layer in enumerate(self.layers[:count]):
-            x = input_dropout(x, self.dropout, self.training)  # x may be sparse (one-hot ids)
-            x = layer(x, edge_index) if self.uses_edges else linear(layer, x)
+            x = _dropout(x, self.dropout, self.training)
+            x = layer(x, edge_index) if self.uses_edges else project(layer, x)
             if i < len(self.layers) - 1:
                 x = F.relu(x)
         return x
+
+
+def _dropout(x, p: float, training: bool):
+    """Dropout of dense features, sparse tensors or :class:`SparseRows` (stored entries)."""
+    if isinstance(x, SparseRows):
+        return x.dropout(p, training)
+    if x.is_sparse:
+        return input_dropout(x, p, training)
+    return fast_dropout(x, p, training)
 
 
 class GCN(NodeEncoder):
@@ -82,24 +98,16 @@ class GCN(NodeEncoder):
     sparse_aggregation = True
 
     def make_layer(self, d_in, d_out, last, cached: bool = False):
-        return GCNConv(d_in, d_out, cached=cached)
+        return CachedNormGCNConv(d_in, d_out, cached=cached)
 
 
 class GraphSAGE(NodeEncoder):
     """Hamilton et al. (2017), mean aggregation over the full neighbourhood."""
 
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        if x.is_sparse:  # SAGEConv aggregates raw features, which sparse tensors cannot do
-            raise ValueError(
-                "GraphSAGE needs dense node features; for sparse one-hot features "
-                "(e.g. BlogCatalog) use model=sage_sampled, which projects first"
-            )
-        return super().forward(x, edge_index)
-
     def make_layer(self, d_in, d_out, last, aggr: str = "mean"):
         # Sum and mean run as sparse products; other aggregators keep edge_index.
         self.sparse_aggregation = aggr in ("mean", "sum", "add")
-        return SAGEConv(d_in, d_out, aggr=aggr)
+        return LinearFirstSAGEConv(d_in, d_out, aggr=aggr)
 
 
 class _MultiHead(NodeEncoder):
@@ -151,7 +159,7 @@ class GAT(_MultiHead):
 class GraphTransformer(_MultiHead):
     """Shi et al. (2021), TransformerConv (scaled dot-product attention over neighbours)."""
 
-    conv = TransformerConv
+    conv = SparseInputTransformerConv
 
 
 class MLP(NodeEncoder):

@@ -10,6 +10,7 @@ from torch_geometric.nn import GATConv
 from torch_geometric.utils import softmax
 
 from graphnetz.models.graph_cache import GraphCache, is_simple
+from graphnetz.models.sparse_features import SparseRows, dense_or_tensor, project
 from graphnetz.models.sparse_products import WeightedAdjacency
 
 
@@ -45,7 +46,7 @@ class SortedGATConv(GATConv):
     def _fast_path_applies(self, x, edge_index, extra) -> bool:
         return (
             not extra
-            and isinstance(x, Tensor)
+            and isinstance(x, Tensor | SparseRows)
             and isinstance(edge_index, Tensor)
             and not edge_index.is_sparse
             and edge_index.layout == torch.strided
@@ -57,13 +58,13 @@ class SortedGATConv(GATConv):
 
     def forward(self, x, edge_index, *args, **kwargs):
         if not self._fast_path_applies(x, edge_index, args or kwargs):
-            return super().forward(x, edge_index, *args, **kwargs)
+            return super().forward(dense_or_tensor(x), edge_index, *args, **kwargs)
         n, heads, channels = x.size(0), self.heads, self.out_channels
         layout = self._layouts.get(edge_index, n, lambda ei, num: _head_layout(ei, num, heads))
         if layout is None:
-            return super().forward(x, edge_index)
+            return super().forward(dense_or_tensor(x), edge_index)
         edges, weighted_sum = layout
-        h = self.lin(x).view(-1, heads, channels)
+        h = project(self.lin, x).view(-1, heads, channels)
         alpha_src = (h * self.att_src).sum(dim=-1)
         alpha_dst = (h * self.att_dst).sum(dim=-1)
         src, dst = edges

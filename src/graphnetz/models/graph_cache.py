@@ -13,32 +13,50 @@ class GraphCache:
     """Remembers one structure derived from a graph (e.g. H2GCN's 2-hop adjacency).
 
     Full-batch training calls ``forward`` with the same ``edge_index`` every step, so
-    the derived structure is rebuilt only when the graph actually changes.
+    the derived structure is rebuilt only when the graph actually changes. The very same
+    tensor, unmodified since (same ``_version``), hits without a comparison; another
+    tensor hits when it equals the copy kept of the graph (strided tensors only).
     """
 
     def __init__(self) -> None:
         self._edge_index: Tensor | None = None
+        self._source: Tensor | None = None
+        self._source_version: int | None = None
         self._num_nodes = -1
         self._value = None
 
-    def get(self, edge_index: Tensor, num_nodes: int, build):
+    def _hit(self, edge_index: Tensor, num_nodes: int) -> bool:
+        if num_nodes != self._num_nodes:
+            return False
+        version = tensor_version(edge_index)
+        if edge_index is self._source and version is not None and version == self._source_version:
+            return True
         cached = self._edge_index
-        hit = (
+        return (
             cached is not None
-            and num_nodes == self._num_nodes
-            and (
-                cached is edge_index
-                or (
-                    cached.shape == edge_index.shape
-                    and cached.device == edge_index.device
-                    and torch.equal(cached, edge_index)
-                )
-            )
+            and edge_index.layout == torch.strided
+            and cached.shape == edge_index.shape
+            and cached.device == edge_index.device
+            and torch.equal(cached, edge_index)
         )
-        if not hit:
-            self._value = build(edge_index, num_nodes)
-            self._edge_index, self._num_nodes = edge_index.clone(), num_nodes
+
+    def get(self, edge_index: Tensor, num_nodes: int, build):
+        if not self._hit(edge_index, num_nodes):
+            # Built outside inference mode even when the first call evaluates: the
+            # structure is reused by training steps, which cannot save inference tensors.
+            with torch.inference_mode(False):
+                self._value = build(edge_index, num_nodes)
+            strided = edge_index.layout == torch.strided
+            self._edge_index = edge_index.clone() if strided else None
+            self._num_nodes = num_nodes
+        self._source, self._source_version = edge_index, tensor_version(edge_index)
         return self._value
+
+
+def tensor_version(tensor: Tensor) -> int | None:
+    """The in-place modification counter of ``tensor`` (None for inference tensors,
+    which keep none)."""
+    return None if tensor.is_inference() else tensor._version
 
 
 def is_simple(edge_index: Tensor, num_nodes: int) -> bool:

@@ -120,6 +120,9 @@ class SweepCallback(Callback):
         if threads is not None:
             import torch
 
+            from graphnetz.training.threads import cap_threads
+
+            cap_threads(threads)  # a large graph's thread choice must not undo it
             torch.set_num_threads(threads)
 
     def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:

@@ -129,6 +129,9 @@ class GraphTask(L.LightningModule):
         self.progress_label = ""
         #: True when training continues from a checkpoint (set when it is loaded).
         self.resumed = False
+        #: Loaders evaluated at the end of every training epoch, inside the epoch (see
+        #: :meth:`on_train_batch_end`); None leaves evaluation to Lightning's validation loop.
+        self.eval_loaders: list[Any] | None = None
 
     # ---- what subclasses define -------------------------------------------------------
     def training_loss(self, batch) -> Tensor:
@@ -162,6 +165,35 @@ class GraphTask(L.LightningModule):
         self._train_losses.append(loss.detach())
         return loss
 
+    def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
+        """After an epoch's last batch, evaluate every split and record the epoch's row.
+
+        The same model.eval() forward passes, at the same point of the epoch, as Lightning's
+        validation loop (so the same history and random stream), without that loop's
+        per-epoch setup, which costs more than the whole evaluation of a small graph.
+        """
+        if self.eval_loaders is None or not self.trainer.is_last_batch:
+            return
+        if (self.current_epoch + 1) % self.trainer.check_val_every_n_epoch:
+            return
+        self.evaluate_epoch()
+
+    def evaluate_epoch(self) -> None:
+        """Evaluate ``eval_loaders`` in eval mode without gradients, then record the row."""
+        modes = {module: module.training for module in self.modules()}
+        self.eval()
+        try:
+            with torch.inference_mode():
+                for idx, loader in enumerate(self.eval_loaders or []):
+                    for batch_idx, batch in enumerate(loader):
+                        if self.device.type != "cpu":  # (on CPU: a copy of the batch)
+                            batch = self._apply_batch_transfer_handler(batch, dataloader_idx=idx)
+                        self.validation_step(batch, batch_idx, idx)
+        finally:
+            for module, mode in modes.items():
+                module.training = mode
+        self._record_epoch()
+
     def validation_step(self, batch, batch_idx, dataloader_idx: int = 0):
         for split, (preds, targets) in self.predict_splits(batch, dataloader_idx).items():
             self._eval_outputs[split].append((preds.detach(), targets.detach()))
@@ -170,6 +202,9 @@ class GraphTask(L.LightningModule):
         if self.trainer.sanity_checking:
             self._eval_outputs.clear()
             return
+        self._record_epoch()
+
+    def _record_epoch(self) -> None:
         row: dict[str, float] = {"epoch": int(self.current_epoch)}
         if self._train_losses:
             row["train_loss"] = float(torch.stack(self._train_losses).mean())

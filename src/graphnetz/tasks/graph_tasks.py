@@ -13,12 +13,11 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.loader import DataLoader
 from torchmetrics.functional import mean_absolute_error, mean_squared_error
-from torchmetrics.functional.classification import multiclass_accuracy
 
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
-from graphnetz.tasks.node_tasks import full_batch_loader, require_attributes
+from graphnetz.tasks.node_tasks import accuracy, full_batch_loader, require_attributes
 
 EVAL_BATCH_SIZE = 256  # evaluation only: any size gives the same metrics
 
@@ -58,6 +57,9 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         super().__init__(model, **hyperparameters)
         self.batch_size = check_batch_size(batch_size)
         self.automatic_optimization = False
+        #: dataloader_idx -> (the split's graphs, their evaluation batches): evaluation
+        #: batches are the same every epoch (no shuffling), so they are collated once.
+        self._eval_batches: dict[int, tuple[list, list]] = {}
 
     @classmethod
     def prepare(cls, dataset, seed: int, split: dict | None = None) -> TaskData:
@@ -93,9 +95,21 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         for batch in DataLoader(graphs, batch_size=self.batch_size, shuffle=True):
             yield self.loss(self.forward_batch(batch), self.targets(batch))
 
+    def evaluation_batches(self, graphs, dataloader_idx: int) -> list:
+        """The split's evaluation batches, collated once while its graphs stay the same."""
+        cached = self._eval_batches.get(dataloader_idx)
+        same = cached is not None and len(cached[0]) == len(graphs)
+        if not (same and all(a is b for a, b in zip(cached[0], graphs, strict=True))):
+            # A private generator: a DataLoader iterator draws a base seed, which must
+            # not come from the global stream when only some epochs collate (resumed runs).
+            loader = DataLoader(graphs, batch_size=EVAL_BATCH_SIZE, generator=torch.Generator())
+            batches = list(loader)
+            cached = self._eval_batches[dataloader_idx] = (list(graphs), batches)
+        return cached[1]
+
     def predict_splits(self, graphs, dataloader_idx: int = 0):
         outs, ys = [], []
-        for batch in DataLoader(graphs, batch_size=EVAL_BATCH_SIZE):
+        for batch in self.evaluation_batches(graphs, dataloader_idx):
             outs.append(self.forward_batch(batch))
             ys.append(self.targets(batch))
         return {SPLITS[dataloader_idx]: (torch.cat(outs), torch.cat(ys))}
@@ -119,8 +133,7 @@ class GraphClassificationTask(GraphLevelTask):
         return F.cross_entropy(logits, y)
 
     def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
-        acc = multiclass_accuracy(logits, y, num_classes=logits.size(-1), average="micro")
-        return {"accuracy": float(acc)}
+        return {"accuracy": accuracy(logits, y)}
 
 
 class GraphRegressionTask(GraphLevelTask):

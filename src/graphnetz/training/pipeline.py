@@ -34,6 +34,7 @@ from graphnetz.training.facts import dataset_facts
 from graphnetz.training.pairing import pairing_fingerprint
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.seeding import seed_everything
+from graphnetz.training.threads import default_threads
 
 log = logging.getLogger("graphnetz")
 
@@ -95,6 +96,8 @@ def build_run(
     )
     data = spec.task_cls.prepare(dataset, seed=spec.seed, split=config["dataset"].get("split"))
     pairing = pairing_fingerprint(dataset, data)  # what a paired comparison assumes shared
+    if not config.get("num_threads"):  # null: by the graph's size (training/threads.py)
+        torch.set_num_threads(default_threads(data))
     seed_everything(spec.seed)  # model init does not depend on how much randomness prep used
     level = data.level or spec.task_cls.level()
     model = build_model(
@@ -131,12 +134,8 @@ def train_and_evaluate(
     data, module = built.data, built.module
     ckpt = ckpt or Checkpointing()
     trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
-    trainer.fit(
-        module,
-        train_dataloaders=data.train_loader,
-        val_dataloaders=data.eval_loaders,
-        ckpt_path=ckpt.resume_from,
-    )
+    module.eval_loaders = data.eval_loaders  # evaluated inside each epoch (tasks/base.py)
+    trainer.fit(module, train_dataloaders=data.train_loader, ckpt_path=ckpt.resume_from)
     loader_cfg = spec.config["dataset"]["loader"]
     return Trained(
         metrics=module.selected_metrics(),
@@ -153,6 +152,7 @@ def train_and_evaluate(
 def _warn_embedding_decay(spec: RunSpec, data: TaskData, module: GraphTask) -> None:
     if module.decoupled_weight_decay:  # AdamW: no coupled L2 to pin the embedding rows
         return
-    warning = embedding_decay_warning(getattr(data.graph, "x", None), module.weight_decay)
+    x, n_train = getattr(data.graph, "x", None), data.info.get("n_train")
+    warning = embedding_decay_warning(x, module.weight_decay, n_train)
     if warning:
         log.warning("%s: %s", spec.label, warning)

@@ -1,0 +1,230 @@
+"""Sweep cost against the reference package: Cora (GCN, GAT, SAGE, GT x 10 seeds x 100
+epochs, the reference protocol) and MUTAG (GCN, GAT, SAGE, GT, GIN x 10 seeds x 40 epochs).
+
+Both sides run as a user runs them, each in its own process, timed from start to end
+(imports and dataset loading included): ours is ``train.py -m`` (one sweep per dataset);
+the reference is ``graphnetz.benchmark.run_benchmark`` of ``graphnetz==0.2.0``, installed
+in a separate virtual environment (``--peer-venv``), which reads the same mirror: its
+loaders take a root folder, so the raw files are staged there first (PyG then processes
+them without downloading). Both use one torch thread. Printed per dataset: wall time,
+the ratio, time per epoch (wall / runs / epochs) beside the arithmetic floor of one epoch
+(``benchmarks/flops.py``, Cora only: FLOPs / measured dense GEMM rate), and each model's
+mean test accuracy with its 95 % t-interval on both sides.
+
+    python benchmarks/sweep_speed.py --peer-venv /tmp/peer --mirror ../shared/data
+    python benchmarks/sweep_speed.py --quick ...      # 2 seeds, 20 / 10 epochs
+    python benchmarks/sweep_speed.py --accelerator gpu ...
+
+Without ``--peer-venv`` (or if it lacks graphnetz 0.2.0) only our side runs, with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scipy import stats as scipy_stats
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SWEEPS = {
+    "cora": {"models": ["gcn", "gat", "sage", "gt"], "epochs": 100, "metric": "accuracy"},
+    "mutag": {"models": ["gcn", "gat", "sage", "gt", "gin"], "epochs": 40, "metric": "accuracy"},
+}
+PEER_NAMES = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gt": "GraphTransformer"}
+PEER_NAMES["gin"] = "GIN"
+
+PEER_DRIVER = r"""
+import json, shutil, sys, time
+start = time.perf_counter()
+import torch
+torch.set_num_threads(1)
+from graphnetz.benchmark import Task, run_benchmark
+from graphnetz import models as M
+from torch_geometric.datasets import Planetoid, TUDataset
+mirror, root, dataset, seeds, epochs, device, names = json.loads(sys.argv[1])
+def cora(r):
+    shutil.copytree(f"{mirror}/Planetoid/Cora/raw", f"{r}/Cora/raw", dirs_exist_ok=True)
+    return Planetoid(r, "Cora")
+def mutag(r):
+    shutil.copytree(f"{mirror}/TUDataset/MUTAG/raw", f"{r}/MUTAG/raw", dirs_exist_ok=True)
+    return TUDataset(r, "MUTAG")
+task_type = "node_cls" if dataset == "cora" else "graph_cls"
+task = Task(dataset, task_type, {"cora": cora, "mutag": mutag}[dataset], epochs=epochs)
+report = run_benchmark(
+    tasks=[task], models={n: getattr(M, n) for n in names}, root=root,
+    seeds=list(range(seeds)), verbose=False, device=device,
+)
+acc = {n: [h["test_acc"][-1] for h in report.histories[dataset][n]] for n in names}
+print(json.dumps({"wall_s": time.perf_counter() - start, "test": acc}))
+"""
+
+
+def t_interval(values: list[float]) -> str:
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return f"{mean:.3f}"
+    half = scipy_stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values)
+    return f"{mean:.3f} ± {half / math.sqrt(len(values)):.3f}"
+
+
+def run_ours(dataset: str, args, seeds: int, epochs: int) -> dict:
+    spec = SWEEPS[dataset]
+    sweep_dir = Path(tempfile.mkdtemp(prefix=f"sweep-{dataset}-"))
+    cmd = [sys.executable, str(ROOT / "train.py"), "-m", f"model={','.join(spec['models'])}"]
+    cmd += [f"dataset={dataset}", f"seed=range({seeds})", f"trainer.max_epochs={epochs}"]
+    cmd += ["num_threads=1", f"trainer.accelerator={args.accelerator}"]
+    cmd += [f"paths.data_mirror={args.mirror}", f"hydra.sweep.dir={sweep_dir}"]
+    cmd += [f"paths.output_dir={sweep_dir}/out", f"paths.data_dir={args.data_dir}"]
+    cmd += args.launcher_overrides
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS="1")
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    if out.returncode:
+        raise SystemExit(f"our sweep failed:\n{out.stderr[-3000:]}")
+    test: dict[str, list[float]] = {m: [] for m in spec["models"]}
+    run_s = []
+    for path in sorted(sweep_dir.glob("*/result.json")):
+        record = json.loads(path.read_text())
+        if record["status"] != "ok":
+            raise SystemExit(f"{path}: {record['status']} ({record.get('reason')})")
+        test[record["model"]].append(record["metrics"]["test"][spec["metric"]])
+        run_s.append(record["wall_time_s"])
+    return {"wall_s": wall, "test": test, "run_s": run_s}
+
+
+def run_peer(dataset: str, args, seeds: int, epochs: int) -> dict:
+    python = Path(args.peer_venv) / "bin" / "python"
+    names = [PEER_NAMES[m] for m in SWEEPS[dataset]["models"]]
+    device = "cuda" if args.accelerator == "gpu" else "cpu"
+    payload = [str(Path(args.mirror).resolve()), tempfile.mkdtemp(prefix="peer-")]
+    payload += [dataset, seeds, epochs, device, names]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("PYTHONPATH", None)
+    start = time.perf_counter()
+    out = subprocess.run(
+        [str(python), "-c", PEER_DRIVER, json.dumps(payload)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tempfile.gettempdir(),
+    )
+    wall = time.perf_counter() - start
+    if out.returncode:
+        raise SystemExit(f"reference sweep failed:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    by_ours = {m: result["test"][PEER_NAMES[m]] for m in SWEEPS[dataset]["models"]}
+    return {"wall_s": wall, "test": by_ours}
+
+
+def peer_problem(venv: str | None) -> str | None:
+    """Why the reference side cannot run, or None."""
+    if not venv:
+        return "no --peer-venv given"
+    python = Path(venv) / "bin" / "python"
+    if not python.exists():
+        return f"{python} does not exist"
+    probe = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('graphnetz'))"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tempfile.gettempdir(),
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    version = probe.stdout.strip()
+    if probe.returncode or version != "0.2.0":
+        return f"{venv} has graphnetz {version or 'missing'}, not 0.2.0"
+    return None
+
+
+def cora_floor_ms(rate: float) -> dict[str, float]:
+    """The arithmetic floor of one Cora epoch per model, in ms."""
+    sys.path.insert(0, str(HERE))
+    from flops import epoch_flops
+
+    nodes, edges, words, nnz, classes = 2708, 10556, 1433, 49216, 7
+    return {
+        m: 1e3 * epoch_flops(m, nodes, edges, nnz, [words, 64, classes]) / rate
+        for m in SWEEPS["cora"]["models"]
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--peer-venv", default=None, help="venv with graphnetz==0.2.0")
+    parser.add_argument("--mirror", default=os.environ.get("GRAPHNETZ_DATA_MIRROR"))
+    parser.add_argument("--data-dir", default=tempfile.mkdtemp(prefix="sweep-data-"))
+    parser.add_argument("--datasets", default="cora,mutag")
+    parser.add_argument("--quick", action="store_true", help="2 seeds, 20 (Cora) / 10 epochs")
+    parser.add_argument("--seeds", type=int, default=None, help="default 10 (2 with --quick)")
+    parser.add_argument("--epochs", type=int, default=None, help="override both datasets")
+    parser.add_argument("--accelerator", default="cpu", choices=["cpu", "gpu"])
+    parser.add_argument(
+        "--launcher",
+        default="basic",
+        choices=["basic", "joblib"],
+        help="our sweep's launcher (joblib: n_jobs = CPU count, one thread each)",
+    )
+    args = parser.parse_args()
+    if not args.mirror:
+        raise SystemExit("--mirror (or $GRAPHNETZ_DATA_MIRROR) is required")
+    args.launcher_overrides = (
+        ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={os.cpu_count()}"]
+        if args.launcher == "joblib"
+        else []
+    )
+    seeds = args.seeds or (2 if args.quick else 10)
+    problem = peer_problem(args.peer_venv)
+    if problem:
+        print(f"reference comparison skipped: {problem}")
+    sys.path.insert(0, str(HERE))
+    import torch
+    from flops import gemm_rate
+
+    torch.set_num_threads(1)
+    rate = gemm_rate()
+    for dataset in args.datasets.split(","):
+        epochs = args.epochs or (
+            {"cora": 20, "mutag": 10}[dataset] if args.quick else SWEEPS[dataset]["epochs"]
+        )
+        runs = seeds * len(SWEEPS[dataset]["models"])
+        ours = run_ours(dataset, args, seeds, epochs)
+        print(f"\n{dataset}: {runs} runs x {epochs} epochs, {args.accelerator}")
+        print(
+            f"  ours      {ours['wall_s']:8.1f} s  ({1e3 * ours['wall_s'] / runs / epochs:.1f} "
+            f"ms per epoch; median run {statistics.median(ours['run_s']):.2f} s)"
+        )
+        peer = None
+        if not problem:
+            peer = run_peer(dataset, args, seeds, epochs)
+            print(
+                f"  reference {peer['wall_s']:8.1f} s  "
+                f"({1e3 * peer['wall_s'] / runs / epochs:.1f} ms per epoch)"
+            )
+            print(f"  ratio reference / ours: {peer['wall_s'] / ours['wall_s']:.2f}x")
+        floors = cora_floor_ms(rate) if dataset == "cora" else {}
+        for model in SWEEPS[dataset]["models"]:
+            line = f"  {model:5s} test acc ours {t_interval(ours['test'][model]):15s}"
+            if peer:
+                line += f" reference {t_interval(peer['test'][model]):15s}"
+            if model in floors:
+                line += f" floor {floors[model]:.2f} ms/epoch"
+            print(line)
+    print(f"\n(floor: FLOPs of forward + backward + evaluation at {rate / 1e9:.1f} GFLOP/s)")
+
+
+if __name__ == "__main__":
+    main()
