@@ -14,12 +14,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
-from omegaconf import OmegaConf
 from torch.utils.data import Dataset
 from torch_geometric.data.data import BaseData
 
 from graphnetz.api.registry import TASKS, register
-from graphnetz.config_dir import CONF_DIR
+from graphnetz.data.registry import catalogue
 from graphnetz.task_types import GRAPH, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES, task_class
 from graphnetz.tasks.node_tasks import MASKS, require_attributes
@@ -205,36 +204,22 @@ def task_from_dataset(
 
 
 # ---------------------------------------------------------------- the catalogue
-def natural_task(dataset_cfg: dict) -> str | None:
-    """The task type a dataset config chooses in its defaults list
-    (``- override /task@_global_.task: <type>``), or None."""
-    for entry in dataset_cfg.get("defaults") or []:
-        if isinstance(entry, dict):
-            for key, value in entry.items():
-                if key.split()[-1].startswith("/task"):
-                    return value
-    return None
-
-
 def config_tasks() -> list[BenchmarkTask]:
     """One task per dataset config x task type it serves, the default task first."""
     tasks = []
-    for path in sorted((CONF_DIR / "dataset").glob("*.yaml")):
-        cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-        served = list(cfg.get("task_types") or [])
-        default = natural_task(cfg)
+    for entry in catalogue():
+        served, default = list(entry.task_types), entry.natural_task
         order = ([default] if default in served else []) + [t for t in served if t != default]
-        epochs = cfg.get("epochs") or {}
         for task_type in order:
             tasks.append(
                 BenchmarkTask(
-                    cfg["name"],
+                    entry.name,
                     task_type,
-                    cfg["loader"],
-                    epochs.get(task_type),
-                    cfg.get("split"),
-                    cfg["category"],
-                    conf=path.stem,
+                    dict(entry.loader),
+                    entry.epochs.get(task_type),
+                    entry.split,
+                    entry.category,
+                    conf=entry.config,
                 )
             )
     return tasks

@@ -40,6 +40,8 @@ class CatalogueEntry:
     natural_task: str | None
     epochs: Mapping[str, int]
     loader: Mapping[str, Any] = field(repr=False)
+    #: ``split:`` of the config (None: the dataset's canonical split or the loader's own).
+    split: Any = None
 
     @property
     def loader_kwargs(self) -> dict[str, Any]:
@@ -72,6 +74,7 @@ def catalogue(conf_dir: Path = CONF_DIR) -> list[CatalogueEntry]:
                 natural_task=_natural_task(cfg),
                 epochs=MappingProxyType(dict(cfg.get("epochs") or {})),
                 loader=MappingProxyType(dict(cfg["loader"])),
+                split=cfg.get("split"),
             )
         )
     return entries
