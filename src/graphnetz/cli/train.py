@@ -16,9 +16,11 @@ from omegaconf import DictConfig
 
 from graphnetz.cli import run_dirs
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.sweep.plugins import expose_hydra_plugins
 from graphnetz.training.run import run_experiment
 
 run_dirs.register()  # before Hydra names the run directory
+expose_hydra_plugins()  # before Hydra looks for its sweeper and launchers
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")

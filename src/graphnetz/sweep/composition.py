@@ -1,0 +1,84 @@
+"""Sweep job configs composed once per choice of config groups.
+
+Hydra composes every job's config from scratch (defaults tree, YAML loads and merges:
+about 80 ms here), twice per job under the basic sweeper (once to check the batch, once
+to launch it), which on small graphs costs more than the training. The jobs of a sweep
+mostly share their config-group choices and differ in plain values (``seed=3``,
+``task.lr=0.01``). Hydra itself applies such value overrides to the composed config after
+composition, in order (``ConfigLoaderImpl._apply_overrides_to_config``); so
+:class:`CachedComposition` composes each distinct set of group (and ``hydra.*``)
+overrides once, applies a job's value overrides to a copy with that same Hydra function,
+and sets what Hydra derives from the overrides (``hydra.overrides.task``,
+``hydra.job.override_dirname``). The result equals Hydra's own composition
+(``tests/test_composition.py`` compares them on the sweep shapes we ship).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from omegaconf import DictConfig, open_dict
+
+
+class CachedComposition:
+    """A Hydra config loader that composes a sweep job's config once per group choice.
+
+    Everything but :meth:`load_sweep_config` is the wrapped loader's own."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+        self._composed: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never delegate our own state (pickling looks these up)
+            raise AttributeError(name)
+        return getattr(self._loader, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_loader": self._loader, "_composed": {}}  # workers compose their own
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def load_sweep_config(
+        self, master_config: DictConfig, sweep_overrides: Sequence[str]
+    ) -> DictConfig:
+        parsed = OverridesParser.create().parse_overrides(list(sweep_overrides))
+        deferred = [self._is_value_override(o) for o in parsed]
+        kept = tuple(o.input_line for o, later in zip(parsed, deferred, strict=True) if not later)
+        key = (id(master_config), kept)
+        if key not in self._composed:
+            self._composed[key] = self._loader.load_sweep_config(master_config, list(kept))
+        config = copy.deepcopy(self._composed[key])
+        values = [o for o, later in zip(parsed, deferred, strict=True) if later]
+        ConfigLoaderImpl._apply_overrides_to_config(values, config)
+        _set_override_bookkeeping(config, parsed)
+        return config
+
+    def _is_value_override(self, override: Override) -> bool:
+        """Hydra's own rule for an override it applies after composition (a config
+        override, not a group choice), leaving ``hydra.*`` keys to full composition."""
+        if override.is_hydra_override():
+            return False
+        is_group = self._loader.repository.group_exists(override.key_or_group)
+        return isinstance(override.value(), dict) or not is_group
+
+
+def _set_override_bookkeeping(config: DictConfig, parsed: list[Override]) -> None:
+    """``hydra.overrides.task`` and ``hydra.job.override_dirname`` of all the job's
+    overrides, in their order, as Hydra's composition sets them."""
+    task = [o for o in parsed if not o.is_hydra_override()]
+    dirname = config.hydra.job.config.override_dirname
+    with open_dict(config.hydra):
+        config.hydra.overrides.task = [o.input_line for o in task]
+        config.hydra.job.override_dirname = get_overrides_dirname(
+            overrides=task,
+            kv_sep=dirname.kv_sep,
+            item_sep=dirname.item_sep,
+            exclude_keys=dirname.exclude_keys,
+        )
