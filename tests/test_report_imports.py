@@ -92,3 +92,13 @@ def test_importing_the_report_loads_no_data_task_or_training_module():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_analyze_command_imports_neither_torch_nor_lightning():
+    """A report of current records needs no training code: its imports cost seconds."""
+    check = (
+        "import sys, graphnetz.cli.analyze; "
+        "print(sorted(m for m in ('torch', 'lightning', 'torch_geometric') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -20,13 +20,13 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from graphnetz.data.loading import accepts_seed, load_dataset
 from graphnetz.report.datasets import dataset_section
 from graphnetz.report.markdown_datasets import datasets_markdown
 from graphnetz.report.records import dataset_entry, find_result_files
 from graphnetz.task_types import DESCRIBED_TASK_TYPES
-from graphnetz.tasks import task_class
-from graphnetz.training.facts import dataset_facts
+
+# Data, task and training code (torch, Lightning: seconds of imports) is imported only
+# when an old record needs its facts measured, so a report of new records never loads it.
 
 
 def _resolved(config: Mapping[str, Any], key: str) -> Any:
@@ -38,6 +38,8 @@ def _resolved(config: Mapping[str, Any], key: str) -> Any:
 def _identify(entry: dict[str, Any]) -> tuple[str, str, bool] | None:
     """Resolve the entry's dataset name and loader in place; (name, loader JSON, seeded),
     or None with a ``note`` when its config names no usable loader."""
+    from graphnetz.data.loading import accepts_seed
+
     config = entry.get("config") or {}
     try:
         loader = _resolved(config, "dataset.loader")
@@ -56,6 +58,10 @@ def _identify(entry: dict[str, Any]) -> tuple[str, str, bool] | None:
 def _measure(group: list[dict[str, Any]], seeded: bool, data_dir, mirror) -> None:
     """Facts for the runs of one dataset: every distinct seed of a fixed dataset (loaded
     once), or only the smallest seed of a seeded loader (the graph shown)."""
+    from graphnetz.data.loading import load_dataset
+    from graphnetz.tasks import task_class
+    from graphnetz.training.facts import dataset_facts
+
     group = sorted(group, key=lambda e: e["seed"] if isinstance(e["seed"], int) else 0)
     by_seed: dict[Any, dict[str, Any]] = {}
     for entry in group:
