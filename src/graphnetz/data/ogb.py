@@ -94,8 +94,7 @@ def load_ogb(root: str | os.PathLike, mirror=None, *, name: str) -> Any:
     if level == "graph":
         parts = {"train": "train", "val": "valid", "test": "test"}
         return {
-            part: [task_graph(dataset[int(i)]) for i in split[key]]
-            for part, key in parts.items()
+            part: [task_graph(dataset[int(i)]) for i in split[key]] for part, key in parts.items()
         }
     graph = dataset[0]
     edge_index = to_undirected(graph.edge_index, num_nodes=graph.num_nodes)  # arxiv is directed
