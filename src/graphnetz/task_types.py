@@ -16,6 +16,7 @@ TASK_LEVELS: dict[str, str] = {
     "node_cls": NODE,
     "ml_node_cls": NODE,
     "graph_cls": GRAPH,
+    "ml_graph_cls": GRAPH,
     "graph_reg": GRAPH,
     "link_pred": LINK,
 }

@@ -29,6 +29,7 @@ OGB_NAMES = {
     "ogbn-products": "node",
     "ogbl-collab": "link",
     "ogbg-molhiv": "graph",
+    "ogbg-molpcba": "graph",
 }
 INSTALL_HINT = "pip install graphnetz[ogb]  (or: pip install ogb)"
 
@@ -69,7 +70,7 @@ def load_ogb(root: str | os.PathLike, mirror=None, *, name: str) -> Any:
     Node datasets: one undirected graph with OGB's split as masks, ``y`` flattened. Link
     datasets: one undirected graph (the link task re-splits its edges with a seeded RandomLinkSplit, not OGB's
     time split). Graph datasets: ``{"train", "val", "test"}`` lists of OGB's scaffold
-    split, the integer atom / bond features cast to float.
+    split, the integer atom / bond features cast to float (:func:`task_graph`).
     """
     if name not in OGB_NAMES:
         raise ValueError(f"unknown OGB dataset {name!r}; valid: {sorted(OGB_NAMES)}")
@@ -93,8 +94,7 @@ def load_ogb(root: str | os.PathLike, mirror=None, *, name: str) -> Any:
     if level == "graph":
         parts = {"train": "train", "val": "valid", "test": "test"}
         return {
-            part: [_float_features(dataset[int(i)]) for i in split[key]]
-            for part, key in parts.items()
+            part: [task_graph(dataset[int(i)]) for i in split[key]] for part, key in parts.items()
         }
     graph = dataset[0]
     edge_index = to_undirected(graph.edge_index, num_nodes=graph.num_nodes)  # arxiv is directed
@@ -106,5 +106,10 @@ def load_ogb(root: str | os.PathLike, mirror=None, *, name: str) -> Any:
     return data
 
 
-def _float_features(graph: Data) -> Data:
-    return Data(x=graph.x.float(), edge_index=graph.edge_index, y=graph.y.view(-1).long())
+def task_graph(graph: Data) -> Data:
+    """An OGB molecule as the graph tasks take it: float ``x``; one label (ogbg-molhiv)
+    as a class index ``[1]`` (graph_cls), several (ogbg-molpcba: OGB's ``[1, 128]``) as
+    float ``[1, C]`` with NaN kept where a label was not measured (ml_graph_cls)."""
+    y = graph.y
+    y = y.view(-1).long() if y.numel() == 1 else y.view(1, -1).float()
+    return Data(x=graph.x.float(), edge_index=graph.edge_index, y=y)

@@ -25,7 +25,7 @@ def _mlp(d_in: int, d_out: int) -> nn.Sequential:
 class GIN(GraphModel):
     """``forward(x, edge_index, batch) -> [num_graphs, out_channels]``."""
 
-    task_types: ClassVar[frozenset[str]] = frozenset({"graph_cls", "graph_reg"})
+    task_types: ClassVar[frozenset[str]] = frozenset({"graph_cls", "ml_graph_cls", "graph_reg"})
     graph_level: ClassVar[bool] = True  # adapters use it as it is for graph tasks
 
     def __init__(

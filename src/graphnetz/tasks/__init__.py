@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from graphnetz.task_types import check_task_type
 from graphnetz.tasks.base import GraphTask, TaskData
-from graphnetz.tasks.graph_tasks import GraphClassificationTask, GraphRegressionTask
+from graphnetz.tasks.graph_tasks import (
+    GraphClassificationTask,
+    GraphRegressionTask,
+    MultiLabelGraphClassificationTask,
+)
 from graphnetz.tasks.link_tasks import LinkPredictionTask
 from graphnetz.tasks.node_tasks import MultiLabelNodeClassificationTask, NodeClassificationTask
 
@@ -15,6 +19,7 @@ TASK_CLASSES: dict[str, type[GraphTask]] = {
         NodeClassificationTask,
         MultiLabelNodeClassificationTask,
         GraphClassificationTask,
+        MultiLabelGraphClassificationTask,
         GraphRegressionTask,
         LinkPredictionTask,
     )
@@ -31,6 +36,7 @@ __all__ = [
     "GraphRegressionTask",
     "GraphTask",
     "LinkPredictionTask",
+    "MultiLabelGraphClassificationTask",
     "MultiLabelNodeClassificationTask",
     "NodeClassificationTask",
     "TaskData",

@@ -1,7 +1,7 @@
 """The shared LightningModule of every task type.
 
-A task type (node_cls, graph_cls, graph_reg, link_pred, ml_node_cls) is one subclass that
-says how to prepare its data (:meth:`prepare`), how to compute the training loss
+A task type (node_cls, graph_cls, graph_reg, link_pred, ml_node_cls, ml_graph_cls) is one
+subclass that says how to prepare its data (:meth:`prepare`), how to compute the training loss
 (:meth:`training_loss`), how to turn a batch into predictions and targets per split
 (:meth:`predict_splits`) and how to score them (:meth:`score`). The base class owns the
 optimiser (built from the ``task.optimizer`` config node), the per-epoch history, early

@@ -1,4 +1,5 @@
-"""Graph-level tasks on a set of graphs: classification (graph_cls) and regression (graph_reg).
+"""Graph-level tasks on a set of graphs: classification (graph_cls), multi-label
+classification (ml_graph_cls) and regression (graph_reg).
 
 Split: the dataset's canonical one when it ships it (a ``{"train", "val", "test"}`` dict of
 graph lists, e.g. ZINC), else a seeded 80/10/10 permutation per run (``dataset.split``
@@ -7,6 +8,8 @@ may change the fractions). Training is mini-batched with torch_geometric's DataL
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +20,7 @@ from torchmetrics.functional import mean_absolute_error, mean_squared_error
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
+from graphnetz.tasks.multilabel_metrics import METRIC_KEYS, multilabel_metrics, prior_macro_ap
 from graphnetz.tasks.node_tasks import accuracy, full_batch_loader, require_attributes
 
 EVAL_BATCH_SIZE = 256  # evaluation only: any size gives the same metrics
@@ -134,6 +138,60 @@ class GraphClassificationTask(GraphLevelTask):
 
     def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
         return {"accuracy": accuracy(logits, y)}
+
+
+class MultiLabelGraphClassificationTask(GraphLevelTask):
+    """Multi-label graph classification: C binary labels per graph (``y`` of shape
+    ``[1, C]``, NaN where a label was not measured), macro AP primary (higher is better).
+
+    Loss: BCE with logits over the labelled entries of the batch only (their mean); a NaN
+    target adds nothing to the loss or its gradient. Scores
+    (:func:`graphnetz.tasks.multilabel_metrics.multilabel_metrics`, with
+    ``require_both_classes``): ``macro_ap`` (primary), ``macro_auroc``, ``micro_f1``,
+    ``macro_f1`` (probability >= 0.5 is positive) and the top-k F1 pair. Every metric
+    ignores NaN targets; the macro averages keep only the labels with a positive *and* a
+    negative labelled graph in the split (the OGB / LRGB evaluators' rule for AP), so a
+    label without a positive in the split counts in none of them; ``micro_f1`` pools the
+    labelled entries of every label.
+    """
+
+    task_type = "ml_graph_cls"
+    primary_metric = "macro_ap"
+    direction = "max"
+
+    @staticmethod
+    def num_outputs(graphs: list) -> int:
+        shapes = {tuple(g.y.shape) for g in graphs}
+        if len(shapes) != 1 or len(first := next(iter(shapes))) != 2 or first[0] != 1:
+            raise ValueError(
+                "ml_graph_cls needs y of shape [1, C] on every graph (C binary labels, NaN "
+                f"where missing), got shapes {sorted(shapes)[:3]}"
+            )
+        return int(first[1])
+
+    @classmethod
+    def chance_level(cls, data: TaskData) -> dict[str, Any]:
+        test_graphs = next(iter(data.eval_loaders[SPLITS.index("test")]))
+        target = torch.cat([g.y.view(1, -1).float() for g in test_graphs])
+        return {
+            "metric": "macro_ap",
+            "split": "test",
+            "rule": "constant score",
+            "value": prior_macro_ap(target, require_both_classes=True),
+        }
+
+    def targets(self, batch) -> Tensor:
+        return batch.y.view(batch.num_graphs, -1).float()
+
+    def loss(self, logits: Tensor, y: Tensor) -> Tensor:
+        labelled = ~y.isnan()
+        if not bool(labelled.any()):  # a batch without a single measured label
+            return logits.sum() * 0.0
+        return F.binary_cross_entropy_with_logits(logits[labelled], y[labelled])
+
+    def score(self, logits: Tensor, y: Tensor) -> dict[str, float]:
+        scores = multilabel_metrics(logits, y, require_both_classes=True)
+        return {key: scores[key] for key in METRIC_KEYS}
 
 
 class GraphRegressionTask(GraphLevelTask):

@@ -1,13 +1,21 @@
-"""Multi-label node-classification metrics; pure functions.
+"""Multi-label classification metrics (rows are nodes or graphs); pure functions.
 
-Label-exclusion rule, applied per evaluated split:
+Missing targets: a NaN target (ogbg-molpcba leaves most labels of a molecule unmeasured)
+is no observation. It counts in no metric: not in a label's positives or negatives, not
+in its AP/AUROC ranking, not in any TP/FP/FN count (micro or macro), and a row's top-k
+ranks its labelled labels only. Integer targets have none.
 
-- A label with **no positive** node in the split is excluded from every macro
+Label-exclusion rule, applied per evaluated split (counting labelled rows only):
+
+- A label with **no positive** row in the split is excluded from every macro
   average (AP, AUROC and F1): AP and AUROC are undefined for it, and macro-F1 excludes
   it too so that all macro metrics average over the same labels. It is counted in
   ``n_labels_excluded``.
-- A label where **every** node is positive has a defined AP (= 1) and F1 but no
-  AUROC (no negatives); it is excluded from ``macro_auroc`` only.
+- A label where **every** labelled row is positive has a defined AP (= 1) and F1 but no
+  AUROC (no negatives); it is excluded from ``macro_auroc`` only, unless
+  ``require_both_classes`` is set: then it is excluded from every macro average, the rule
+  of the OGB and LRGB evaluators (which average AP over labels with a positive and a
+  negative), and counted in ``n_labels_excluded``.
 - ``micro_f1`` pools TP/FP/FN over **all** labels: false positives on an excluded
   label are real errors and micro-F1 stays defined.
 - If every label is excluded (or the split is empty), all four metrics are NaN and the
@@ -18,7 +26,7 @@ sigmoid probabilities) are positive. Top-k F1 (``micro_f1_topk``, ``macro_f1_top
 multi-label study's F1: each node predicts its k highest-scoring labels, k being the
 node's *true* label count (an oracle threshold, so it measures ranking within a node, not
 calibration); a node without labels predicts none (the study's code slices ``[-0:]`` and
-so predicts every label for such nodes). Both follow the exclusion rule above.
+so predicts every label for such nodes). Both follow the NaN and exclusion rules above.
 """
 
 from __future__ import annotations
@@ -46,15 +54,18 @@ def multilabel_metrics(
     from_logits: bool = True,
     threshold: float = 0.5,
     mask: Tensor | None = None,
+    require_both_classes: bool = False,
 ) -> dict[str, float]:
     """Micro/macro F1 (thresholded and top-k), macro AUROC and macro AP (primary).
 
     Args:
         preds: ``[N, C]`` logits (``from_logits=True``) or probabilities in [0, 1].
-        target: ``[N, C]`` in {0, 1} (any dtype).
+        target: ``[N, C]`` in {0, 1} (any dtype); NaN (float targets) marks a missing one.
         from_logits: apply a sigmoid to ``preds`` first.
         threshold: probability at or above which a label is predicted for F1.
         mask: optional boolean ``[N]`` selecting the evaluated nodes (the split).
+        require_both_classes: macro averages keep only labels with a positive *and* a
+            negative labelled row (the OGB evaluator's rule); default: a positive suffices.
 
     Returns:
         ``micro_f1``, ``macro_f1``, ``micro_f1_topk``, ``macro_f1_topk``,
@@ -69,10 +80,9 @@ def multilabel_metrics(
         preds, target = preds[mask], target[mask]
     probs = preds.detach().float()
     probs = probs.sigmoid() if from_logits else probs
-    target = target.detach().long()
-    n_pos = target.sum(0)
-    n_nodes = target.size(0)
-    kept = n_pos > 0
+    target, labelled = _observed(target)
+    n_pos, n_neg = target.sum(0), (labelled.long() - target).sum(0)
+    kept = _kept_labels(n_pos, n_neg, require_both_classes)
     n_kept = int(kept.sum())
     result: dict[str, float] = dict.fromkeys(METRIC_KEYS, math.nan)
     result["n_labels_evaluated"] = n_kept
@@ -80,40 +90,69 @@ def multilabel_metrics(
     if n_kept == 0:
         return result
 
-    for suffix, hard in (("", (probs >= threshold).long()), ("_topk", _top_k(probs, target))):
+    thresholded, top_k = (probs >= threshold).long(), _top_k(probs, target, labelled)
+    for suffix, hard in (("", thresholded * labelled), ("_topk", top_k)):
         tp = (hard * target).sum(0).double()
         fp = (hard * (1 - target)).sum(0).double()
         fn = ((1 - hard) * target).sum(0).double()
         result[f"micro_f1{suffix}"] = float(_f1(tp.sum(), fp.sum(), fn.sum()))
         result[f"macro_f1{suffix}"] = float(_f1(tp, fp, fn)[kept].mean())
 
-    result["macro_ap"] = _macro(binary_average_precision, probs, target, kept)
-    result["macro_auroc"] = _macro(binary_auroc, probs, target, kept & (n_pos < n_nodes))
+    result["macro_ap"] = _macro(binary_average_precision, probs, target, labelled, kept)
+    result["macro_auroc"] = _macro(binary_auroc, probs, target, labelled, kept & (n_neg > 0))
     return result
 
 
-def _top_k(probs: Tensor, target: Tensor) -> Tensor:
-    """0/1 predictions: each row's k highest scores, k = the row's true label count."""
+def _observed(target: Tensor) -> tuple[Tensor, Tensor]:
+    """``(target as 0/1 integers with NaN as 0, boolean [N, C] mask of the labelled entries)``."""
+    target = target.detach()
+    if not target.is_floating_point():
+        return target.long(), torch.ones_like(target, dtype=torch.bool)
+    labelled = ~target.isnan()
+    return torch.where(labelled, target, 0).long(), labelled
+
+
+def _kept_labels(n_pos: Tensor, n_neg: Tensor, require_both_classes: bool) -> Tensor:
+    """The labels the macro averages keep (the exclusion rule of the module docstring)."""
+    kept = n_pos > 0
+    return kept & (n_neg > 0) if require_both_classes else kept
+
+
+def _top_k(probs: Tensor, target: Tensor, labelled: Tensor) -> Tensor:
+    """0/1 predictions: each row's k highest-scoring labelled labels, k = the row's true
+    label count (an unlabelled entry ranks last, and k never exceeds the labelled ones)."""
+    probs = probs.masked_fill(~labelled, -math.inf)
     order = probs.argsort(dim=1, descending=True, stable=True)
     rank = torch.empty_like(order)
     rank.scatter_(1, order, torch.arange(probs.size(1)).expand_as(order).contiguous())
     return (rank < target.sum(1, keepdim=True)).long()
 
 
-def _macro(metric, probs: Tensor, target: Tensor, labels: Tensor) -> float:
-    """Unweighted mean of a binary ranking metric over the selected label columns."""
+def _macro(metric, probs: Tensor, target: Tensor, labelled: Tensor, labels: Tensor) -> float:
+    """Unweighted mean of a binary ranking metric over the selected label columns, each
+    on its labelled rows."""
     # Per label: torchmetrics' multilabel variants refuse a single label.
-    values = [float(metric(probs[:, c], target[:, c])) for c in labels.nonzero().flatten()]
+    values = []
+    for c in labels.nonzero().flatten().tolist():
+        rows = labelled[:, c]
+        scores, truth = (
+            (probs[:, c], target[:, c]) if rows.all() else (probs[rows, c], target[rows, c])
+        )
+        values.append(float(metric(scores, truth)))
     return sum(values) / len(values) if values else math.nan
 
 
-def prior_macro_ap(target: Tensor) -> float:
+def prior_macro_ap(target: Tensor, *, require_both_classes: bool = False) -> float:
     """Macro AP of a constant score (the label prior): the chance level of ``macro_ap``.
 
-    A constant score gives each label an AP equal to its positive rate, so this is the
-    mean positive rate over the labels with a positive (the exclusion rule above); NaN
-    when no label has one. A model scoring near it ranks nodes no better than chance.
+    A constant score gives each label an AP equal to its positive rate (among its labelled
+    rows), so this is the mean positive rate over the labels the macro average keeps (the
+    NaN and exclusion rules above); NaN when it keeps none. A model scoring near it ranks
+    rows no better than chance.
     """
-    target = target.detach().float()
-    kept = target.sum(0) > 0
-    return float(target.mean(0)[kept].mean()) if bool(kept.any()) else math.nan
+    target, labelled = _observed(target)
+    n_pos, n_labelled = target.sum(0), labelled.sum(0)
+    kept = _kept_labels(n_pos, n_labelled - n_pos, require_both_classes)
+    if not bool(kept.any()):
+        return math.nan
+    return float((n_pos[kept].float() / n_labelled[kept].float()).mean())
