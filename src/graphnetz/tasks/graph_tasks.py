@@ -3,8 +3,9 @@ classification (ml_graph_cls) and regression (graph_reg).
 
 Split: the dataset's canonical one when it ships it (a ``{"train", "val", "test"}`` dict of
 graph lists, e.g. ZINC), else a seeded 80/10/10 permutation per run (``dataset.split``
-may change the fractions). Training is mini-batched with torch_geometric's DataLoader
-(``task.batch_size``, default 32); every epoch evaluates train, val and test.
+may change the fractions). Training is mini-batched (``task.batch_size``, default 32),
+shuffled as torch_geometric's DataLoader does and cut from the split collated once
+(:mod:`graphnetz.tasks.graph_batching`); every epoch evaluates train, val and test.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from torchmetrics.functional import mean_absolute_error, mean_squared_error
 
 from graphnetz.data.splits import random_node_split
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
+from graphnetz.tasks.graph_batching import SplitBatcher, same_graphs
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
 from graphnetz.tasks.multilabel_metrics import METRIC_KEYS, multilabel_metrics, prior_macro_ap
 from graphnetz.tasks.node_tasks import accuracy, full_batch_loader, require_attributes
@@ -64,6 +66,7 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         #: dataloader_idx -> (the split's graphs, their evaluation batches): evaluation
         #: batches are the same every epoch (no shuffling), so they are collated once.
         self._eval_batches: dict[int, tuple[list, list]] = {}
+        self._train_batcher: SplitBatcher | None = None
 
     @classmethod
     def prepare(cls, dataset, seed: int, split: dict | None = None) -> TaskData:
@@ -96,14 +99,16 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
         return self.model(batch.x.float(), batch.edge_index, batch.batch)
 
     def minibatch_losses(self, graphs):
-        for batch in DataLoader(graphs, batch_size=self.batch_size, shuffle=True):
+        batcher = self._train_batcher
+        if batcher is None or not batcher.serves(graphs):  # the split collated once
+            batcher = self._train_batcher = SplitBatcher(graphs, self.batch_size)
+        for batch in batcher:
             yield self.loss(self.forward_batch(batch), self.targets(batch))
 
     def evaluation_batches(self, graphs, dataloader_idx: int) -> list:
         """The split's evaluation batches, collated once while its graphs stay the same."""
         cached = self._eval_batches.get(dataloader_idx)
-        same = cached is not None and len(cached[0]) == len(graphs)
-        if not (same and all(a is b for a, b in zip(cached[0], graphs, strict=True))):
+        if cached is None or not same_graphs(cached[0], graphs):
             # A private generator: a DataLoader iterator draws a base seed, which must
             # not come from the global stream when only some epochs collate (resumed runs).
             loader = DataLoader(graphs, batch_size=EVAL_BATCH_SIZE, generator=torch.Generator())

@@ -1,0 +1,64 @@
+"""Mini-batches cut from a split collated once equal torch_geometric's collation."""
+
+from __future__ import annotations
+
+import torch
+from torch_geometric.data import Batch, Data
+from torch_geometric.loader import DataLoader
+
+from graphnetz.tasks.graph_batching import SplitBatcher
+
+
+def _graphs(n: int, *, edge_attr: bool = False, labels: int = 0) -> list[Data]:
+    gen = torch.Generator().manual_seed(0)
+    graphs = []
+    for i in range(n):
+        nodes = 2 + i % 5
+        edges = torch.randint(0, nodes, (2, 3 + i % 4), generator=gen)
+        y = torch.rand(1, labels, generator=gen) if labels else torch.tensor([i % 2])
+        graph = Data(x=torch.randn(nodes, 3, generator=gen), edge_index=edges, y=y)
+        if edge_attr:
+            graph.edge_attr = torch.randn(edges.size(1), 2, generator=gen)
+        graphs.append(graph)
+    return graphs
+
+
+def _assert_same_batch(ours: Batch, pyg: Batch) -> None:
+    assert set(ours.keys()) == set(pyg.keys())
+    for key in pyg.keys():
+        assert torch.equal(ours[key], pyg[key]), key
+    assert ours.num_graphs == pyg.num_graphs
+
+
+def test_a_gathered_batch_equals_pygs_collation_of_the_same_graphs():
+    for kwargs in ({}, {"edge_attr": True}, {"labels": 4}):
+        graphs = _graphs(23, **kwargs)
+        index = torch.tensor([7, 0, 22, 3, 3, 15])
+        ours = SplitBatcher(graphs, batch_size=4).gather(index)
+        _assert_same_batch(ours, Batch.from_data_list([graphs[i] for i in index]))
+
+
+def test_an_epoch_draws_the_batches_pygs_shuffled_loader_draws():
+    graphs = _graphs(37)
+    torch.manual_seed(5)
+    pyg = list(DataLoader(graphs, batch_size=8, shuffle=True))
+    after_pyg = torch.get_rng_state()
+    torch.manual_seed(5)
+    ours = list(SplitBatcher(graphs, batch_size=8))
+    assert len(ours) == len(pyg) == 5
+    for a, b in zip(ours, pyg, strict=True):
+        _assert_same_batch(a, b)
+    assert torch.equal(torch.get_rng_state(), after_pyg)  # the same draws, so later ones too
+
+
+def test_graphs_with_other_attributes_are_collated_by_pyg():
+    graphs = _graphs(9)
+    for g in graphs:
+        g.pos = torch.zeros(g.num_nodes, 2)
+    batcher = SplitBatcher(graphs, batch_size=4)
+    assert batcher.whole is None
+    torch.manual_seed(1)
+    ours = list(batcher)
+    torch.manual_seed(1)
+    for a, b in zip(ours, DataLoader(graphs, batch_size=4, shuffle=True), strict=True):
+        _assert_same_batch(a, b)
