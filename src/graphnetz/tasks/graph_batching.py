@@ -26,7 +26,10 @@ GATHERED = frozenset({"x", "edge_index", "edge_attr", "y"})
 def _ranges(starts: Tensor, counts: Tensor) -> Tensor:
     """The concatenation of ``arange(s, s + c)`` for each ``(s, c)``, without a loop."""
     before = torch.cumsum(counts, 0) - counts
-    return torch.arange(int(counts.sum())) + torch.repeat_interleave(starts - before, counts)
+    total = int(counts.sum())
+    return torch.arange(total, device=counts.device) + torch.repeat_interleave(
+        starts - before, counts
+    )
 
 
 def same_graphs(a: Sequence, b: Sequence) -> bool:
@@ -47,7 +50,8 @@ class SplitBatcher:
         self.whole = Batch.from_data_list(list(graphs)) if self._gatherable(graphs) else None
         if self.whole is not None:
             self.node_ptr = self.whole.ptr
-            self.edge_ptr = _pointer(torch.tensor([g.edge_index.size(1) for g in graphs]))
+            counts = torch.tensor([g.edge_index.size(1) for g in graphs])
+            self.edge_ptr = _pointer(counts).to(self.node_ptr.device)  # graphs on a GPU: there
 
     def serves(self, graphs: Sequence) -> bool:
         return same_graphs(self.graphs, graphs)
@@ -70,6 +74,7 @@ class SplitBatcher:
     def gather(self, index: Tensor) -> Batch:
         """The graphs at ``index`` as one batch: nodes and edges in that order."""
         whole, node_ptr, edge_ptr = self.whole, self.node_ptr, self.edge_ptr
+        index = index.to(node_ptr.device)
         n_nodes = node_ptr[index + 1] - node_ptr[index]
         n_edges = edge_ptr[index + 1] - edge_ptr[index]
         nodes = _ranges(node_ptr[index], n_nodes)
@@ -80,7 +85,9 @@ class SplitBatcher:
             x=whole.x[nodes],
             edge_index=whole.edge_index[:, edges] - shift,
             y=whole.y[index],
-            batch=torch.repeat_interleave(torch.arange(index.numel()), n_nodes),
+            batch=torch.repeat_interleave(
+                torch.arange(index.numel(), device=index.device), n_nodes
+            ),
             ptr=ptr,
         )
         if "edge_attr" in whole:
