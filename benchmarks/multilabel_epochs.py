@@ -1,0 +1,125 @@
+"""Per-epoch time of the multi-label sweep's slow cells, this tree against another one.
+
+One epoch = one training step on the train rows (Adam 1e-2 / 5e-4, BCE, as the task does
+it) + one evaluation forward of every node, at ``experiment=ml_real``'s settings (hidden
+256, 2 layers, dropout 0.5), on the real graphs from the mirror (split 0). The old tree is
+imported in a subprocess from ``--compare-src`` (e.g. ``git -C /work/main archive <commit>
+| tar -x -C /tmp/mlbase``, then ``--compare-src /tmp/mlbase/src``); both runs use the same
+seed, and their logits after the timed epochs are checked to agree before any ratio is
+printed. The estimate multiplies each cell's per-epoch time by its epochs per sweep.
+
+    python benchmarks/multilabel_epochs.py --mirror ../shared/data --compare-src /tmp/mlbase/src \\
+        [--cases lanc:dblp h2gcn:blogcatalog h2gcn:dblp] [--epochs 2] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: Epochs per ml_real run measured in the sweep (docs/multilabel_models.md: LANC on DBLP
+#: 255 epochs per run); the other cells assume the same count (not recorded in the docs).
+EPOCHS_PER_RUN = {"lanc:dblp": 255}
+ASSUMED_EPOCHS_PER_RUN = 255
+RUNS_PER_CELL = 3  # seeds 0-2
+
+
+def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    from graphnetz.data.multilabel import load_blogcatalog, load_dblp
+    from graphnetz.models.multilabel import H2GCN, LANC
+
+    torch.set_num_threads(threads)
+    model_name, dataset = case.split(":")
+    loaders = {"dblp": load_dblp, "blogcatalog": load_blogcatalog}
+    classes = {"lanc": LANC, "h2gcn": H2GCN}
+    with tempfile.TemporaryDirectory() as root:
+        data = loaders[dataset](root, mirror=mirror)
+    train = data.train_mask[:, 0] if data.train_mask.dim() == 2 else data.train_mask
+    torch.manual_seed(0)
+    model = classes[model_name](data.x.size(1), 256, data.y.size(1), num_layers=2, dropout=0.5)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=5e-4)
+
+    def epoch() -> tuple[float, float, torch.Tensor]:
+        start = time.perf_counter()
+        model.train()
+        opt.zero_grad()
+        out = model(data.x, data.edge_index, output_nodes=train)
+        F.binary_cross_entropy_with_logits(out, data.y[train]).backward()
+        opt.step()
+        mid = time.perf_counter()
+        model.eval()
+        with torch.inference_mode():
+            logits = model(data.x, data.edge_index)
+        return mid - start, time.perf_counter() - mid, logits
+
+    epoch()  # warm-up: builds cached operators and allocator pools
+    steps, evals = [], []
+    for _ in range(epochs):
+        step, evaluation, logits = epoch()
+        steps.append(step)
+        evals.append(evaluation)
+    return {"step_s": min(steps), "eval_s": min(evals), "logits": logits[:200].tolist()}
+
+
+def _measure(case: str, args, src: str | None) -> dict:
+    """Time ``case`` in a fresh process importing graphnetz from ``src`` (None: this tree)."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src or here)
+    cmd = [sys.executable, __file__, "--_child", case, "--mirror", args.mirror]
+    cmd += ["--epochs", str(args.epochs), "--threads", str(args.threads)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mirror", required=True, help="data mirror, e.g. ../shared/data")
+    parser.add_argument("--compare-src", default=None, help="src/ of the tree to compare with")
+    parser.add_argument("--cases", nargs="+", default=["lanc:dblp", "h2gcn:blogcatalog"])
+    parser.add_argument("--epochs", type=int, default=2, help="timed epochs (min is reported)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--_child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.epochs < 1:
+        parser.error(f"--epochs must be >= 1, got {args.epochs}")
+    if args._child:
+        print(json.dumps(_time_epochs(args._child, args.mirror, args.epochs, args.threads)))
+        return
+    import torch
+
+    print(f"{args.threads} thread(s); min of {args.epochs} epochs after one warm-up")
+    print(f"{'case':20s} {'tree':5s} {'step s':>7s} {'eval s':>7s} {'epoch s':>8s} {'h/sweep':>8s}")
+    for case in args.cases:
+        epochs = EPOCHS_PER_RUN.get(case, ASSUMED_EPOCHS_PER_RUN) * RUNS_PER_CELL
+        trees = [("old", args.compare_src)] if args.compare_src else []
+        results = {name: _measure(case, args, src) for name, src in [*trees, ("new", None)]}
+        for name, r in results.items():
+            per_epoch = r["step_s"] + r["eval_s"]
+            print(
+                f"{case:20s} {name:5s} {r['step_s']:7.2f} {r['eval_s']:7.2f} {per_epoch:8.2f} "
+                f"{per_epoch * epochs / 3600:8.2f}",
+                flush=True,
+            )
+        if "old" in results:
+            old, new = (torch.tensor(results[k]["logits"]) for k in ("old", "new"))
+            agree = torch.allclose(old, new, rtol=1e-3, atol=1e-4)
+            ratio = (results["old"]["step_s"] + results["old"]["eval_s"]) / (
+                results["new"]["step_s"] + results["new"]["eval_s"]
+            )
+            diff = (old - new).abs().max().item()
+            print(f"{case:20s} old/new per epoch {ratio:.2f}x; logits max |diff| {diff:.1e}")
+            if not agree:
+                raise SystemExit(f"{case}: old and new logits disagree; ratio not meaningful")
+
+
+if __name__ == "__main__":
+    main()
