@@ -153,9 +153,10 @@ class LANC(GraphModel):
         if rows is not None:
             stack = stack[rows]
         x = input_dropout(x, self.dropout, self.training)
-        h = F.relu(linear(self.project, x))  # [N, H]: every node can sit in a chosen stack
+        # In-place ReLUs on fresh outputs whose producers' backward does not read them.
+        h = linear(self.project, x).relu_()  # [N, H]: every node can sit in a chosen stack
         first, *rest = self.convs
-        u = F.relu(stacked_conv(first, F.dropout(h, self.dropout, self.training), stack))
+        u = stacked_conv(first, F.dropout(h, self.dropout, self.training), stack).relu_()
         for i, conv in enumerate(rest):  # u: [n, L, H], n = chosen rows
             u = u if i == 0 else _conv1d_layout(u)
             u = dropout_rows(u, self.dropout, self.training, num_nodes, rows)
