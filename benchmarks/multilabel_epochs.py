@@ -11,7 +11,10 @@ printed. The estimate scales each cell's measured ``ml_real`` hours (docs/multil
 because the same seed gives the same values up to float rounding.
 
     python benchmarks/multilabel_epochs.py --mirror ../shared/data --compare-src /tmp/mlbase/src \\
-        [--cases lanc:dblp h2gcn:blogcatalog h2gcn:dblp] [--epochs 2] [--threads 1]
+        [--cases lanc:dblp h2gcn:blogcatalog h2gcn:dblp] [--epochs 2] [--rounds 2] [--threads 1]
+
+Other jobs sharing the CPU move single timings by up to ~30 %, so the trees are measured
+alternately (old, new, old, new, ... for ``--rounds``) and the fastest of each is kept.
 """
 
 from __future__ import annotations
@@ -79,17 +82,23 @@ def _measure(case: str, args, src: str | None) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _faster(a: dict, b: dict) -> dict:
+    """Per phase, the faster of two measurements of the same tree (logits are equal)."""
+    return {**a, "step_s": min(a["step_s"], b["step_s"]), "eval_s": min(a["eval_s"], b["eval_s"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", required=True, help="data mirror, e.g. ../shared/data")
     parser.add_argument("--compare-src", default=None, help="src/ of the tree to compare with")
     parser.add_argument("--cases", nargs="+", default=["lanc:dblp", "h2gcn:blogcatalog"])
     parser.add_argument("--epochs", type=int, default=2, help="timed epochs (min is reported)")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating runs per tree")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.epochs < 1:
-        parser.error(f"--epochs must be >= 1, got {args.epochs}")
+    if args.epochs < 1 or args.rounds < 1:
+        parser.error(f"--epochs and --rounds must be >= 1, got {args.epochs}, {args.rounds}")
     if args._child:
         print(json.dumps(_time_epochs(args._child, args.mirror, args.epochs, args.threads)))
         return
@@ -99,7 +108,12 @@ def main() -> None:
     print(f"{'case':20s} {'tree':5s} {'step s':>7s} {'eval s':>7s} {'epoch s':>8s}")
     for case in args.cases:
         trees = [("old", args.compare_src)] if args.compare_src else []
-        results = {name: _measure(case, args, src) for name, src in [*trees, ("new", None)]}
+        results = {}
+        for _ in range(args.rounds):
+            for name, src in [*trees, ("new", None)]:
+                r = _measure(case, args, src)
+                best = results.get(name)
+                results[name] = r if best is None else _faster(best, r)
         for name, r in results.items():
             per_epoch = r["step_s"] + r["eval_s"]
             print(
