@@ -97,7 +97,8 @@ class LANC(GraphModel):
     are deterministic. Dropout before the first convolution acts on h (one mask per
     node, shared by every stack slot it fills), which lets :func:`stacked_conv` apply
     the first convolution per node rather than per slot (about 11x fewer products for
-    that layer). Memory is O(N·(k+1)·H) per layer (the stack is gathered after the
+    that layer); later convolutions keep the stack-major layout (:func:`conv_along_stack`,
+    no transposed copies). Memory is O(N·(k+1)·H) per layer (the stack is gathered after the
     projection, instead of O(N·k·F) on raw features) plus O(N·C·(k+1)) for the
     attention; the per-label context vectors [N, C, H] are never materialised.
     """
