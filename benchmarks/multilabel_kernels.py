@@ -9,7 +9,8 @@ outputs of both paths are checked to agree before anything is timed.
     python benchmarks/multilabel_kernels.py [--mirror ../shared/data] [--repeats 5] [--threads 1]
 
 Ratios are reference / fast path (higher = faster); the sweep's per-epoch time follows
-from how often each model calls the kernel. The last three rows time whole models:
+from how often each model calls the kernel. The last three rows time whole models
+(for whole epochs against an older tree see ``benchmarks/multilabel_epochs.py``):
 LANC and H2GCN training steps on the train rows only (60 %) against all rows then
 sliced, and H2GCN's evaluation by propagated scores against the concatenation.
 """
@@ -30,7 +31,7 @@ from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.multilabel import H2GCN, LANC
 from graphnetz.models.multilabel._graph import propagate
 from graphnetz.models.multilabel.h2gcn import hop_operators
-from graphnetz.models.multilabel.lanc import neighbour_stack, stacked_conv
+from graphnetz.models.multilabel.lanc import conv_along_stack, neighbour_stack, stacked_conv
 from graphnetz.models.sparse_products import WeightedAdjacency
 
 
@@ -119,6 +120,14 @@ def lanc_case(edge_index: Tensor, n: int, width: int):
     return "LANC first convolution (per slot -> per node)", reference, fast
 
 
+def lanc_later_conv_case(edge_index: Tensor, n: int, width: int):
+    conv = torch.nn.Conv1d(width, width, 3, padding=1)
+    u = torch.randn(n, 11, width).requires_grad_()  # [n, k + 1, H], stack-major
+    reference = fwd_bwd(lambda: conv(u.transpose(1, 2)).transpose(1, 2), [u, *conv.parameters()])
+    fast = fwd_bwd(lambda: conv_along_stack(conv, u), [u, *conv.parameters()])
+    return "LANC later convolution (Conv1d -> channels-last)", reference, fast
+
+
 def train_rows(n: int) -> Tensor:
     """A 60 % training split, as in the seeded 60/20/20 splits."""
     return torch.randperm(n, generator=torch.Generator().manual_seed(2))[: int(0.6 * n)].sort()[0]
@@ -189,6 +198,7 @@ def main() -> None:
         gat_case,
         weighted_case,
         lanc_case,
+        lanc_later_conv_case,
         lanc_rows_case,
         h2gcn_rows_case,
         h2gcn_eval_case,

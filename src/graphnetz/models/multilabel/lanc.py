@@ -31,8 +31,10 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     Each kernel tap is a linear map of one row, so the K taps are applied once per
     node (one ``[N, in] x [in, K·out]`` product) and the results gathered and summed
     per stack position: K·N row products instead of K·N·L (L = k + 1, 11 for k = 10).
-    Positions in the zero padding read an appended zero row. Only gathers and
-    out-of-place sums, so the backward pass is index_add, not copies of strided views.
+    Gather and sum are one ``embedding_bag`` (a bag of K table rows per output
+    position; positions in the zero padding point at ``padding_idx``, which adds
+    nothing), so no ``[N·L, out]`` intermediate per tap is materialised and the
+    backward pass is one scatter-add into the table.
     """
     out_ch, _, taps = conv.weight.shape
     pad = conv.padding[0]
@@ -40,14 +42,39 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     per_tap = h @ conv.weight.permute(1, 2, 0).reshape(h.size(1), taps * out_ch)
     table = torch.cat([per_tap.view(-1, out_ch), per_tap.new_zeros(1, out_ch)])  # row i·K + t
     zero_row = table.size(0) - 1
-    padded = F.pad(stack, (pad, pad), value=-1)
-    out_length = length + 2 * pad - taps + 1
-    out = conv.bias
-    for t in range(taps):  # output position l reads stack position l - pad + t
-        pos = padded[:, t : t + out_length]
-        rows = torch.where(pos >= 0, pos * taps + t, zero_row).reshape(-1)
-        out = out + table.index_select(0, rows).view(n, out_length, out_ch)
-    return out
+    # Output position l reads stack position l - pad + t with tap t.
+    window = F.pad(stack, (pad, pad), value=-1).unfold(1, taps, 1)  # [n, L_out, K]
+    tap = torch.arange(taps, device=stack.device)
+    bags = torch.where(window >= 0, window * taps + tap, zero_row).reshape(-1, taps)
+    out = F.embedding_bag(bags, table, mode="sum", padding_idx=zero_row)
+    return out.view(n, window.size(1), out_ch) + conv.bias
+
+
+def conv_along_stack(conv: nn.Conv1d, u: Tensor) -> Tensor:
+    """``conv(u.transpose(1, 2)).transpose(1, 2)`` for ``u`` ``[n, L, C]``, in ``u``'s layout.
+
+    Run as a 2-D convolution of height 1 on the ``[n, C, 1, L]`` view: for a contiguous
+    ``u`` (stack-major, as :func:`stacked_conv` returns it) that view is channels-last,
+    which the oneDNN kernel takes as it is and answers in the same layout, so neither
+    the input nor the output is transposed into a copy (a ``Conv1d`` wants channel-major
+    input and returns channel-major output). The same sums up to float rounding.
+    """
+    out = F.conv2d(
+        u.transpose(1, 2).unsqueeze(2),
+        conv.weight.unsqueeze(2),
+        conv.bias,
+        stride=(1, conv.stride[0]),
+        padding=(0, conv.padding[0]),
+        dilation=(1, conv.dilation[0]),
+    )
+    return out.squeeze(2).transpose(1, 2)
+
+
+def _conv1d_layout(u: Tensor) -> Tensor:
+    """``u`` ``[n, L, C]`` stored channel-major, as a ``Conv1d`` output would be: dropout
+    draws its mask in memory order, so this keeps the random draws of the ``Conv1d``
+    formulation after the second and later convolutions."""
+    return u.transpose(1, 2).contiguous().transpose(1, 2)
 
 
 class LANC(GraphModel):
@@ -70,7 +97,8 @@ class LANC(GraphModel):
     are deterministic. Dropout before the first convolution acts on h (one mask per
     node, shared by every stack slot it fills), which lets :func:`stacked_conv` apply
     the first convolution per node rather than per slot (about 11x fewer products for
-    that layer). Memory is O(N·(k+1)·H) per layer (the stack is gathered after the
+    that layer); later convolutions keep the stack-major layout (:func:`conv_along_stack`,
+    no transposed copies). Memory is O(N·(k+1)·H) per layer (the stack is gathered after the
     projection, instead of O(N·k·F) on raw features) plus O(N·C·(k+1)) for the
     attention; the per-label context vectors [N, C, H] are never materialised.
     """
@@ -126,13 +154,14 @@ class LANC(GraphModel):
         if rows is not None:
             stack = stack[rows]
         x = input_dropout(x, self.dropout, self.training)
-        h = F.relu(linear(self.project, x))  # [N, H]: every node can sit in a chosen stack
+        # In-place ReLUs on fresh outputs whose producers' backward does not read them.
+        h = linear(self.project, x).relu_()  # [N, H]: every node can sit in a chosen stack
         first, *rest = self.convs
-        u = F.relu(stacked_conv(first, F.dropout(h, self.dropout, self.training), stack))
-        u = u.transpose(1, 2)  # [n, H, L], n = chosen rows
-        for conv in rest:
-            u = F.relu(conv(dropout_rows(u, self.dropout, self.training, num_nodes, rows)))
-        u = u.transpose(1, 2)  # [n, L, H]
+        u = stacked_conv(first, F.dropout(h, self.dropout, self.training), stack).relu_()
+        for i, conv in enumerate(rest):  # u: [n, L, H], n = chosen rows
+            u = u if i == 0 else _conv1d_layout(u)
+            u = dropout_rows(u, self.dropout, self.training, num_nodes, rows)
+            u = F.relu(conv_along_stack(conv, u))
         if rows is not None:
             h = h[rows]
         # Both label products in one [N·L, H] x [H, 2C] matrix product (not N small ones).
