@@ -283,3 +283,31 @@ def run_cost(records: Iterable[Mapping]) -> tuple[int, float]:
     """Number of runs and their summed wall time in hours."""
     records = list(records)
     return len(records), sum(float(r.get("wall_time_s") or 0.0) for r in records) / 3600.0
+
+
+def render_matrix(
+    values: Mapping[tuple[str, str], Mapping[int, float]],
+    rows: Mapping[str, str],
+    columns: Mapping[str, str],
+    digits: int = 4,
+) -> str:
+    """Markdown table of mean ± 95 % t half-width (n) per (column, row) key; — where absent."""
+    lines = [
+        "| method | " + " | ".join(columns.values()) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for row, row_label in rows.items():
+        texts = []
+        for column in columns:
+            seeds = values.get((column, row))
+            texts.append(Ours.from_values(seeds.values()).text(digits) if seeds else "—")
+        lines.append(f"| {row_label} | " + " | ".join(texts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cost_by_cell(records: Iterable[Mapping]) -> dict[tuple[str, str], list[float]]:
+    """{(dataset, model): [wall seconds per run]} of finished runs."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for rec in records:
+        out.setdefault((rec["dataset"], rec["model"]), []).append(float(rec["wall_time_s"] or 0))
+    return out

@@ -54,6 +54,17 @@ def released_facts(rows: np.ndarray) -> str:
     return f"{rows.shape[0]} rows, {loops} self-loops, {pairs} distinct pairs without them"
 
 
+def convention_statistics(name: str, mirror: str, data_dir: str) -> tuple[dict, np.ndarray]:
+    """The statistics row of a real dataset under both edge conventions, and its edge rows."""
+    data = load(name, mirror, data_dir)
+    rows = released_edges(name, data_dir, mirror)
+    stats = {
+        "simple": dataset_statistics(data, name),
+        "as_released": dataset_statistics(data, name, rows),
+    }
+    return stats, rows
+
+
 def truncated_thousands(ours: float, pub) -> str | None:
     """The study prints edge counts as whole thousands; 13 818 → "13K" truncates, not rounds."""
     if pub.unit == 1000 and np.floor(ours / 1000) * 1000 == pub.value:
@@ -67,12 +78,7 @@ def truncated_thousands(ours: float, pub) -> str | None:
 def real_cells(published, mirror: str, data_dir: str, commands: list[str]) -> list[Cell]:
     cells: list[Cell] = []
     for name, label in REAL.items():
-        data = load(name, mirror, data_dir)
-        rows = released_edges(name, data_dir, mirror)
-        stats = {
-            "simple": dataset_statistics(data, name),
-            "as_released": dataset_statistics(data, name, rows),
-        }
+        stats, rows = convention_statistics(name, mirror, data_dir)
         for convention in stats:
             commands.append(
                 f"python -m graphnetz.analysis dataset={name} edges={convention} "
