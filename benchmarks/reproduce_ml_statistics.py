@@ -69,7 +69,7 @@ def truncated_thousands(ours: float, pub) -> str | None:
     """The study prints edge counts as whole thousands; 13 818 → "13K" truncates, not rounds."""
     if pub.unit == 1000 and np.floor(ours / 1000) * 1000 == pub.value:
         return (
-            f"the published 'K' figures truncate: floor({ours:.0f} / 1000) = "
+            f"the published 'K' figures appear truncated, not rounded: floor({ours:.0f} / 1000) = "
             f"{pub.value / 1000:.0f}K (rounding would give {round(ours / 1000):.0f}K)"
         )
     return None
