@@ -222,7 +222,8 @@ def summary(cells: Sequence[Cell], top: int = 3) -> str:
     open_cells.sort(key=lambda c: -abs(c.difference) / max(abs(c.published.value), 1e-12))
     if open_cells:
         largest = "; ".join(
-            f"{' / '.join(c.labels)}: {c.difference:+.3g} ({c.difference / c.published.value:+.0%})"
+            f"{' / '.join(c.labels)}: {fmt(c.difference, sign=True)} "
+            f"({c.difference / c.published.value:+.0%})"
             for c in open_cells[:top]
         )
         text += f" Largest open differences: {largest}."

@@ -17,7 +17,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from reproduce_common import DOC, Cell, Ours, read_published, render_cells, replace_section, summary
+from reproduce_common import (
+    DOC,
+    Cell,
+    Ours,
+    read_published,
+    render_cells,
+    replace_section,
+    summary,
+    unit_digits,
+)
 
 from graphnetz.analysis.__main__ import compose_config, load_from_config
 from graphnetz.analysis.statistics import dataset_statistics
@@ -133,7 +142,8 @@ def synthetic_cells(published, mirror: str, data_dir: str, commands: list[str]) 
         if cell.labels[0] == generator_label and cell.verdict == "open":
             other = measured[released_label][cell.labels[2]]
             cell.open_note = (
-                f"the same edge rule on the released labels gives {other.text()}, so the "
+                f"the same edge rule on the released labels gives "
+                f"{other.text(unit_digits(cell.published.unit) + 1)}, so the "
                 "point stage (which labels co-occur) differs; cause not found yet"
             )
     return cells

@@ -137,3 +137,25 @@ def test_humloc_as_released_homophily_matches_the_issue(mirror, tmp_path):
     assert rows.shape[0] == 18496
     assert round(stats["as_released"]["label_homophily"], 3) == 0.420
     assert round(stats["simple"]["label_homophily"], 3) == 0.398
+
+
+def test_render_cells_rows_and_source_notes():
+    cells = [
+        rc.Cell(
+            ("cora", "GCN"), rc.Published(0.811, 0.001, 0.001, "findings"), rc.Ours(0.8, 0.01, 10)
+        ),
+        rc.Cell(("cora", "GAT"), None, rc.Ours(0.79)),
+        rc.Cell(
+            ("mnist", "GCN"), rc.Published(0.105, None, 0.001, "other"), None, missing_note="cmd"
+        ),
+    ]
+    text = rc.render_cells(cells, ("task", "model"))
+    lines = text.splitlines()
+    assert lines[0] == "| task | model | published | ours | difference | verdict |"
+    assert (
+        lines[2]
+        == "| cora | GCN | 0.811 ± 0.001 [1] | 0.8050 ± 0.0100 (n = 10) | -0.0060 | inside CI |"
+    )
+    assert lines[3].endswith(f"| {rc.NOT_AVAILABLE} |")
+    assert lines[4] == "| mnist | GCN | 0.105 [2] | — | — | missing: cmd |"
+    assert "[1] findings" in text and "[2] other" in text
