@@ -142,7 +142,7 @@ def test_humloc_as_released_homophily_matches_the_issue(mirror, tmp_path):
 def test_render_cells_rows_and_source_notes():
     cells = [
         rc.Cell(
-            ("cora", "GCN"), rc.Published(0.811, 0.001, 0.001, "findings"), rc.Ours(0.8, 0.01, 10)
+            ("cora", "GCN"), rc.Published(0.811, 0.001, 0.001, "findings"), rc.Ours(0.805, 0.01, 10)
         ),
         rc.Cell(("cora", "GAT"), None, rc.Ours(0.79)),
         rc.Cell(
