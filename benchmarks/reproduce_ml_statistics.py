@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 from reproduce_common import (
@@ -155,7 +154,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default="data")
     parser.add_argument("--doc", default=str(DOC))
     args = parser.parse_args()
-    mirror = str(Path(args.mirror).resolve())
+    mirror = args.mirror
     published = read_published()
     commands: list[str] = []
     start = time.perf_counter()
