@@ -1,0 +1,314 @@
+"""Shared by the ``reproduce_*.py`` scripts: published values, verdicts, rows, doc sections.
+
+Each script measures one published table, compares every cell with the published value
+(``benchmarks/reproduce/published.csv``) and rewrites only its own section of
+``docs/reproduction.md``, the text between ``<!-- BEGIN name -->`` and ``<!-- END name -->``.
+
+Verdict rule (:func:`verdict`), with d = ours − published:
+
+* ``inside``: |d| ≤ h + u/2, where h is the half-width of our 95 % Student-t interval
+  (0 for an exact, deterministic statistic) and u the published value's rounding unit
+  (0.01 for "0.42", 1000 for "18K"): the published value lies in our interval, widened by
+  the rounding of the published digits.
+* ``explained``: outside, and the script names the cause with a number that shows it
+  (e.g. the other edge convention gives the published value).
+* ``open``: outside and unexplained.
+* ``no published value``: the published value is not available offline (cell kept).
+* ``missing``: we have no measurement yet (the script says which command fills it).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from graphnetz.stats import t_interval
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED_CSV = Path(__file__).resolve().parent / "reproduce" / "published.csv"
+DOC = REPO_ROOT / "docs" / "reproduction.md"
+PUBLISHED_COLUMNS = ("paper", "table", "row", "column", "value", "half_width", "unit", "source")
+NOT_AVAILABLE = "published value not available offline"
+VERDICTS = ("inside", "explained", "open", "no published value", "missing")
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published cell: value, its ± half-width if printed, rounding unit and source."""
+
+    value: float
+    half_width: float | None
+    unit: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Ours:
+    """Our measurement: a mean with its 95 % t half-width over n runs, or an exact value."""
+
+    mean: float
+    half_width: float = 0.0
+    n: int | None = None  # None: exact (deterministic) statistic
+
+    @classmethod
+    def from_values(cls, values: Iterable[float]) -> Ours:
+        """Mean ± t half-width; values identical over all runs give an exact value."""
+        values = np.asarray(list(values), dtype=float)
+        if values.size > 1 and np.all(values == values[0]):
+            return cls(float(values[0]))
+        ci = t_interval(values)
+        return cls(ci.mean, ci.half_width, ci.n)
+
+    def text(self, digits: int | None = None) -> str:
+        if digits is None:
+            digits = 0 if float(self.mean).is_integer() or abs(self.mean) >= 1000 else 3
+        if self.n is None:
+            return fmt(self.mean, digits)
+        if self.n < 2:
+            return f"{fmt(self.mean, digits)} (n = 1, no CI)"
+        return f"{fmt(self.mean, digits)} ± {fmt(self.half_width, digits)} (n = {self.n})"
+
+
+@dataclass
+class Cell:
+    """One compared cell: its labels (the table's leading columns) and the comparison."""
+
+    labels: tuple[str, ...]
+    published: Published | None
+    ours: Ours | None
+    explanation: str | None = None  # why it differs, with the number that shows it
+    missing_note: str = ""  # for an unmeasured cell: the command that fills it
+    open_note: str = ""  # for an open cell: what was found or tried
+
+    @property
+    def difference(self) -> float | None:
+        if self.published is None or self.ours is None:
+            return None
+        return self.ours.mean - self.published.value
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.published, self.ours, self.explanation)
+
+
+def fmt(value: float, digits: int | None = None, sign: bool = False) -> str:
+    """A number for a table with ``digits`` decimals; by default integers (and values
+    ≥ 1000) without decimals and others with 3. NaN is n/a."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    if digits is None:
+        digits = 0 if float(value).is_integer() or abs(value) >= 1000 else 3
+    return f"{value:{'+' if sign else ''}.{digits}f}"
+
+
+def unit_digits(unit: float) -> int:
+    """Decimals of a published value with rounding unit ``unit`` (0.01 → 2, 1000 → 0)."""
+    return max(0, -math.floor(math.log10(unit) + 1e-9))
+
+
+def read_published(path: Path | str = PUBLISHED_CSV) -> dict[tuple[str, str, str, str], Published]:
+    """The published values keyed by (paper, table, row, column); a bad file raises ValueError."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"published-values file {path} does not exist")
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in PUBLISHED_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(
+                f"{path}: missing column(s) {missing}; expected {list(PUBLISHED_COLUMNS)}"
+            )
+        out: dict[tuple[str, str, str, str], Published] = {}
+        for line, rec in enumerate(reader, start=2):
+            key = tuple(rec[c].strip() for c in PUBLISHED_COLUMNS[:4])
+            if not all(key):
+                raise ValueError(f"{path} line {line}: empty paper/table/row/column in {key}")
+            if key in out:
+                raise ValueError(f"{path} line {line}: duplicate cell {key}")
+            if not rec["source"].strip():
+                raise ValueError(f"{path} line {line}: cell {key} has no source note")
+            out[key] = Published(
+                value=_number(rec["value"], "value", path, line),
+                half_width=_number(rec["half_width"], "half_width", path, line, optional=True),
+                unit=_number(rec["unit"], "unit", path, line),
+                source=rec["source"].strip(),
+            )
+    return out
+
+
+def _number(text: str, column: str, path: Path, line: int, optional: bool = False):
+    text = (text or "").strip()
+    if not text and optional:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{path} line {line}: {column}={text!r} is not a number") from None
+
+
+def verdict(published: Published | None, ours: Ours | None, explanation: str | None = None) -> str:
+    """One of :data:`VERDICTS` by the rule in the module docstring."""
+    if published is None:
+        return "no published value"
+    if ours is None or math.isnan(ours.mean):
+        return "missing"
+    h = ours.half_width if ours.n is not None and not math.isnan(ours.half_width) else 0.0
+    if abs(ours.mean - published.value) <= h + published.unit / 2 + 1e-12:
+        return "inside"
+    return "explained" if explanation else "open"
+
+
+def verdict_text(cell: Cell) -> str:
+    v = cell.verdict
+    if v == "inside":
+        return "inside CI" if cell.ours.n is not None else "matches (published rounding)"
+    if v == "explained":
+        return f"explained: {cell.explanation}"
+    if v == "no published value":
+        return NOT_AVAILABLE
+    if v == "missing":
+        return f"missing: {cell.missing_note}" if cell.missing_note else "missing"
+    return f"open: {cell.open_note}" if cell.open_note else "open"
+
+
+def render_cells(cells: Sequence[Cell], label_headers: Sequence[str]) -> str:
+    """A Markdown table: labels, published, ours, difference, verdict; sources as notes.
+
+    The published value keeps its printed digits; ours and the difference get one more.
+    """
+    sources: list[str] = []
+    lines = [
+        "| " + " | ".join([*label_headers, "published", "ours", "difference", "verdict"]) + " |",
+        "|" + "---|" * (len(label_headers) + 4),
+    ]
+    for cell in cells:
+        digits = None
+        if cell.published is None:
+            pub = "—"
+        else:
+            shown = unit_digits(cell.published.unit)
+            digits = shown + 1 if shown else 0
+            if cell.published.source not in sources:
+                sources.append(cell.published.source)
+            hw = cell.published.half_width
+            pm = "" if hw is None else f" ± {fmt(hw, shown)}"
+            ref = sources.index(cell.published.source) + 1
+            pub = f"{fmt(cell.published.value, shown)}{pm} [{ref}]"
+        ours = cell.ours.text(digits) if cell.ours is not None else "—"
+        diff = cell.difference
+        diff_text = "—" if diff is None else fmt(diff, digits, sign=True)
+        lines.append(
+            "| " + " | ".join([*cell.labels, pub, ours, diff_text, verdict_text(cell)]) + " |"
+        )
+    notes = [f"[{i}] {s}" for i, s in enumerate(sources, start=1)]
+    return "\n".join(lines) + ("\n\n" + "  \n".join(notes) if notes else "") + "\n"
+
+
+def summary(cells: Sequence[Cell], top: int = 3) -> str:
+    """Counts per verdict and the ``top`` largest open differences (relative to the value)."""
+    counts = {v: sum(c.verdict == v for c in cells) for v in VERDICTS}
+    text = (
+        f"Cells: {counts['inside']} inside CI, {counts['explained']} explained, "
+        f"{counts['open']} open, {counts['no published value']} without a published value "
+        f"offline, {counts['missing']} not measured yet."
+    )
+    open_cells = [c for c in cells if c.verdict == "open"]
+    open_cells.sort(key=lambda c: -abs(c.difference) / max(abs(c.published.value), 1e-12))
+    if open_cells:
+        largest = "; ".join(
+            f"{' / '.join(c.labels)}: {fmt(c.difference, sign=True)} "
+            f"({c.difference / c.published.value:+.0%})"
+            for c in open_cells[:top]
+        )
+        text += f" Largest open differences: {largest}."
+    return text + "\n"
+
+
+def replace_section(path: Path | str, name: str, body: str) -> None:
+    """Replace the text between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` in ``path``.
+
+    Markers are kept; everything outside them is untouched. A missing or repeated marker
+    raises ValueError naming it and the sections the file has.
+    """
+    path = Path(path)
+    text = path.read_text()
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        have = [
+            line.removeprefix("<!-- BEGIN ").removesuffix(" -->")
+            for line in text.splitlines()
+            if line.startswith("<!-- BEGIN ")
+        ]
+        raise ValueError(
+            f"{path} needs exactly one '{begin}' followed by one '{end}'; sections present: {have}"
+        )
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    path.write_text(f"{head}{begin}\n{body.strip()}\n{end}{tail}")
+
+
+def sweep_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
+    """The ``result.json`` records of finished (status ok) runs under the sweep folders."""
+    records = []
+    for folder in sweep_dirs:
+        for path in sorted(Path(folder).glob("*/result.json")):
+            try:
+                rec = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue  # half-written record of a running job
+            if rec.get("status") == "ok":
+                records.append(rec)
+    return records
+
+
+def per_seed(
+    records: Iterable[Mapping], metric: str, split: str = "test"
+) -> dict[tuple[str, str], dict[int, float]]:
+    """{(dataset, model): {seed: metric}} from run records (first record per seed wins)."""
+    out: dict[tuple[str, str], dict[int, float]] = {}
+    for rec in records:
+        value = rec.get("metrics", {}).get(split, {}).get(metric)
+        if value is None:
+            continue
+        out.setdefault((rec["dataset"], rec["model"]), {}).setdefault(int(rec["seed"]), value)
+    return out
+
+
+def run_cost(records: Iterable[Mapping]) -> tuple[int, float]:
+    """Number of runs and their summed wall time in hours."""
+    records = list(records)
+    return len(records), sum(float(r.get("wall_time_s") or 0.0) for r in records) / 3600.0
+
+
+def render_matrix(
+    values: Mapping[tuple[str, str], Mapping[int, float]],
+    rows: Mapping[str, str],
+    columns: Mapping[str, str],
+    digits: int = 4,
+) -> str:
+    """Markdown table of mean ± 95 % t half-width (n) per (column, row) key; — where absent."""
+    lines = [
+        "| method | " + " | ".join(columns.values()) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for row, row_label in rows.items():
+        texts = []
+        for column in columns:
+            seeds = values.get((column, row))
+            texts.append(Ours.from_values(seeds.values()).text(digits) if seeds else "—")
+        lines.append(f"| {row_label} | " + " | ".join(texts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cost_by_cell(records: Iterable[Mapping]) -> dict[tuple[str, str], list[float]]:
+    """{(dataset, model): [wall seconds per run]} of finished runs."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for rec in records:
+        out.setdefault((rec["dataset"], rec["model"]), []).append(float(rec["wall_time_s"] or 0))
+    return out

@@ -1,0 +1,161 @@
+"""The reproduction helpers (benchmarks/reproduce_common.py) and the Tables 1–2 numbers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import reproduce_common as rc  # noqa: E402
+
+HEADER = ",".join(rc.PUBLISHED_COLUMNS)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "published.csv"
+    path.write_text(text)
+    return path
+
+
+# --- section replacement -------------------------------------------------------------
+
+
+def test_replace_section_changes_only_its_section(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "intro\n<!-- BEGIN a -->\nold a\n<!-- END a -->\nmiddle\n"
+        "<!-- BEGIN b -->\nold b\n<!-- END b -->\ntail\n"
+    )
+    rc.replace_section(doc, "a", "new a\nsecond line")
+    assert doc.read_text() == (
+        "intro\n<!-- BEGIN a -->\nnew a\nsecond line\n<!-- END a -->\nmiddle\n"
+        "<!-- BEGIN b -->\nold b\n<!-- END b -->\ntail\n"
+    )
+    rc.replace_section(doc, "a", "again")  # idempotent structure: markers stay single
+    assert doc.read_text().count("<!-- BEGIN a -->") == 1
+    assert "old b" in doc.read_text()
+
+
+def test_replace_section_missing_marker_names_it(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- BEGIN a -->\nx\n<!-- END a -->\n")
+    with pytest.raises(ValueError, match=r"BEGIN zzz.*sections present: \['a'\]"):
+        rc.replace_section(doc, "zzz", "body")
+    assert doc.read_text() == "<!-- BEGIN a -->\nx\n<!-- END a -->\n"
+
+
+# --- verdict rule ------------------------------------------------------------------------
+
+
+def pub(value, unit=0.001, half_width=None):
+    return rc.Published(value, half_width, unit, "test")
+
+
+def test_verdict_inside_ci_and_rounding():
+    # |0.80 - 0.81| = 0.010 <= h 0.0097 + u/2 0.0005 = 0.0102
+    assert rc.verdict(pub(0.81), rc.Ours(0.80, 0.0097, 3)) == "inside"
+    assert rc.verdict(pub(0.81), rc.Ours(0.80, 0.009, 3)) == "open"
+    # exact statistic: only the published rounding counts (0.42 covers [0.415, 0.425])
+    assert rc.verdict(pub(0.42, unit=0.01), rc.Ours(0.4249)) == "inside"
+    assert rc.verdict(pub(0.42, unit=0.01), rc.Ours(0.426)) == "open"
+    # n = 1: no CI, treated like an exact value
+    assert rc.verdict(pub(0.5), rc.Ours(0.51, float("nan"), 1)) == "open"
+
+
+def test_verdict_explained_missing_and_unpublished():
+    assert rc.verdict(pub(0.42, unit=0.01), rc.Ours(0.398), "convention") == "explained"
+    assert rc.verdict(pub(0.42, unit=0.01), rc.Ours(0.42), "convention") == "inside"
+    assert rc.verdict(None, rc.Ours(0.3)) == "no published value"
+    assert rc.verdict(pub(0.3), None) == "missing"
+
+
+def test_ours_from_values_uses_the_t_interval():
+    ours = rc.Ours.from_values([1.0, 2.0, 3.0])
+    # t_{0.975, 2} = 4.302653, s = 1, sqrt(3)
+    assert ours.mean == 2.0 and ours.n == 3
+    assert ours.half_width == pytest.approx(4.302653 / 3**0.5, rel=1e-6)
+    assert rc.Ours.from_values([5.0, 5.0]).n is None  # identical runs: exact
+
+
+def test_summary_counts_and_largest_open():
+    cells = [
+        rc.Cell(("a",), pub(1.0), rc.Ours(1.0)),
+        rc.Cell(("b",), pub(1.0), rc.Ours(1.5)),
+        rc.Cell(("c",), pub(1.0), rc.Ours(1.1)),
+        rc.Cell(("d",), None, rc.Ours(2.0)),
+    ]
+    text = rc.summary(cells, top=1)
+    assert "1 inside CI, 0 explained, 2 open, 1 without" in text
+    assert "b: +0.5" in text and "c:" not in text
+
+
+# --- published-value reader ------------------------------------------------------------
+
+
+def test_read_published_parses_a_good_file(tmp_path):
+    path = write(tmp_path, f"{HEADER}\np,1,humloc,edges,18000,,1000,Table 1\n")
+    cell = rc.read_published(path)[("p", "1", "humloc", "edges")]
+    assert cell == rc.Published(18000.0, None, 1000.0, "Table 1")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("paper,table,row,column,value\np,1,r,c,1\n", r"missing column\(s\) \['half_width'"),
+        (f"{HEADER}\np,1,r,c,abc,,1,src\n", r"line 2: value='abc' is not a number"),
+        (f"{HEADER}\np,1,r,c,1,,1,src\np,1,r,c,2,,1,src\n", r"line 3: duplicate cell"),
+        (f"{HEADER}\np,1,r,c,1,,1,\n", r"line 2: .* has no source note"),
+        (f"{HEADER}\np,1,,c,1,,1,src\n", r"line 2: empty paper/table/row/column"),
+    ],
+)
+def test_read_published_bad_file_names_the_problem(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        rc.read_published(write(tmp_path, text))
+
+
+def test_read_published_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        rc.read_published(tmp_path / "nope.csv")
+
+
+def test_shipped_published_values_parse():
+    values = rc.read_published()
+    assert values[("mlgnc", "1", "humloc", "label_homophily")].value == 0.42
+
+
+# --- Tables 1-2 script on the mirror -----------------------------------------------------
+
+
+def test_humloc_as_released_homophily_matches_the_issue(mirror, tmp_path):
+    import reproduce_ml_statistics as script
+
+    stats, rows = script.convention_statistics("humloc", str(mirror), str(tmp_path / "data"))
+    assert rows.shape[0] == 18496
+    assert round(stats["as_released"]["label_homophily"], 3) == 0.420
+    assert round(stats["simple"]["label_homophily"], 3) == 0.398
+
+
+def test_render_cells_rows_and_source_notes():
+    cells = [
+        rc.Cell(
+            ("cora", "GCN"), rc.Published(0.811, 0.001, 0.001, "findings"), rc.Ours(0.805, 0.01, 10)
+        ),
+        rc.Cell(("cora", "GAT"), None, rc.Ours(0.79)),
+        rc.Cell(
+            ("mnist", "GCN"), rc.Published(0.105, None, 0.001, "other"), None, missing_note="cmd"
+        ),
+    ]
+    text = rc.render_cells(cells, ("task", "model"))
+    lines = text.splitlines()
+    assert lines[0] == "| task | model | published | ours | difference | verdict |"
+    assert (
+        lines[2]
+        == "| cora | GCN | 0.811 ± 0.001 [1] | 0.8050 ± 0.0100 (n = 10) | -0.0060 | inside CI |"
+    )
+    assert lines[3].endswith(f"| {rc.NOT_AVAILABLE} |")
+    assert lines[4] == "| mnist | GCN | 0.105 [2] | — | — | missing: cmd |"
+    assert "[1] findings" in text and "[2] other" in text
