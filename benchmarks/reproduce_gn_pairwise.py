@@ -47,19 +47,33 @@ REFERENCE_FILE = {
     "gt": "_graph_transformer.py",
 }
 OUR_DROPOUT = 0.5
-#: The reference's GAT gives each of its 8 heads the full hidden width (GATConv(hidden,
-#: heads=8), concatenated: 8 x 64); ours splits model.hidden_channels over the heads.
-REFERENCE_WIDTH = {"gat": 512}
-WIDTH_COMMAND = (
-    "python train.py -m dataset=cora,citeseer model=gat model.hidden_channels=512 "
-    "task.encoder_dropout=0.6 seed='range(10)' trainer.max_epochs=100 num_threads=1 "
-    "resume=true paths.data_mirror=../shared/data hydra.sweep.dir={sweep}"
-)
 SWEEP_COMMAND = (
     "python train.py -m dataset=cora,citeseer model=gcn,gat,sage,gt seed='range(10)' "
     "trainer.max_epochs=100 num_threads=1 resume=true paths.data_mirror=../shared/data "
     "hydra.sweep.dir={sweep}"
 )
+#: The reference's GAT and GraphTransformer give each head the full hidden width (8 x 64
+#: and 4 x 64, concatenated); ours split model.hidden_channels over the heads. Its
+#: GraphTransformer's attention dropout equals its dropout. The overrides that set these
+#: (with the reference's dropout), per model:
+REFERENCE_WIDTH = {
+    "gat": {"model.hidden_channels": 512, "task.encoder_dropout": 0.6},
+    "gt": {"model.hidden_channels": 256, "task.encoder_dropout": 0.1, "model.attn_dropout": 0.1},
+}
+WIDTH_COMMAND = (
+    "python train.py -m dataset=cora,citeseer model={model} {overrides} seed='range(10)' "
+    "trainer.max_epochs=100 num_threads=1 resume=true paths.data_mirror=../shared/data "
+    "hydra.sweep.dir={sweep}"
+)
+
+
+def has_settings(record, overrides: dict[str, float]) -> bool:
+    """Whether a record's resolved config carries every override's value."""
+    config = record["config"]
+    return all(
+        config[key.split(".")[0]].get(key.split(".")[1]) == value
+        for key, value in overrides.items()
+    )
 
 
 def paired(seeds_a: dict[int, float], seeds_b: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -111,12 +125,12 @@ def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width) -> N
             )
         )
     if (dataset, m) in width:
+        overrides = " ".join(f"{k}={v}" for k, v in REFERENCE_WIDTH[m].items())
         settings.append(
             (
                 width[(dataset, m)],
-                f"the reference's {MODELS[m]} gives each of its 8 heads the full hidden "
-                f"width ({source}: 8 x 64 = {REFERENCE_WIDTH[m]}, ours 8 x 8); at that width "
-                f"and its dropout {REFERENCE_DROPOUT[m]} ours gives",
+                f"the reference's {MODELS[m]} gives each head the full hidden width "
+                f"({source}; ours splits it over the heads); at `{overrides}` ours gives",
             )
         )
     for seeds, text in settings:
@@ -203,8 +217,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--reference-width",
-        help="sweep folder of GAT at the reference's width (model.hidden_channels=512, "
-        "8 heads x 64) and dropout 0.6",
+        help="sweep folder of GAT and GraphTransformer at the reference's head width "
+        "and dropouts (REFERENCE_WIDTH)",
     )
     parser.add_argument("--doc", default=str(DOC))
     args = parser.parse_args()
@@ -223,8 +237,8 @@ def main() -> None:
         r
         for r in sweep_records([args.reference_width] if args.reference_width else [])
         if r["dataset"] in DATASETS
-        and r["config"]["model"]["hidden_channels"] == REFERENCE_WIDTH.get(r["model"])
-        and r["config"]["model"]["dropout"] == REFERENCE_DROPOUT[r["model"]]
+        and r["model"] in REFERENCE_WIDTH
+        and has_settings(r, REFERENCE_WIDTH[r["model"]])
     ]
     width = per_seed(width_records, "accuracy")
     n_runs, hours = run_cost(records)
@@ -251,7 +265,18 @@ def main() -> None:
                 if args.reference_dropout
                 else []
             ),
-            *([WIDTH_COMMAND.format(sweep=args.reference_width)] if args.reference_width else []),
+            *(
+                [
+                    WIDTH_COMMAND.format(
+                        model=m,
+                        overrides=" ".join(f"{k}={v}" for k, v in settings.items()),
+                        sweep=args.reference_width,
+                    )
+                    for m, settings in REFERENCE_WIDTH.items()
+                ]
+                if args.reference_width
+                else []
+            ),
             f"python benchmarks/reproduce_gn_pairwise.py {' '.join(args.sweeps)}"
             + (f" --reference-dropout {args.reference_dropout}" if args.reference_dropout else "")
             + (f" --reference-width {args.reference_width}" if args.reference_width else ""),
