@@ -48,6 +48,8 @@ def test_multirun_then_analyze(tmp_path, data_dir):
         ("mlp", 1),
     }
     assert len({r["run_dir"] for r in found}) == 4  # one directory per job
+    # the default sweeper is ours, found by Hydra's plugin scan from a plain `python train.py`
+    assert "GraphnetzBasicSweeper" in (sweep / "multirun.yaml").read_text()
 
     proc = run_cli("analyze.py", str(sweep))
     assert proc.returncode == 0, proc.stderr[-3000:]
