@@ -62,3 +62,10 @@ def test_graphs_with_other_attributes_are_collated_by_pyg():
     torch.manual_seed(1)
     for a, b in zip(ours, DataLoader(graphs, batch_size=4, shuffle=True), strict=True):
         _assert_same_batch(a, b)
+
+
+def test_scalar_or_node_level_targets_are_collated_by_pyg():
+    scalar = [Data(x=torch.ones(3, 1), edge_index=torch.tensor([[0], [1]]), y=torch.tensor(1.0))]
+    per_node = [Data(x=torch.ones(3, 1), edge_index=torch.tensor([[0], [1]]), y=torch.ones(3))]
+    assert SplitBatcher(scalar * 4, batch_size=2).whole is None
+    assert SplitBatcher(per_node * 4, batch_size=2).whole is None

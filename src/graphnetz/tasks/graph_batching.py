@@ -58,8 +58,11 @@ class SplitBatcher:
 
     @staticmethod
     def _gatherable(graphs: Sequence) -> bool:
+        """Graphs with ``x``, ``edge_index`` and a graph-level ``y`` (``[1, ...]``), and at
+        most ``edge_attr`` besides."""
+        required = {"x", "edge_index", "y"}
         return all(
-            set(g.keys()) <= GATHERED and "y" in g and g.y.size(0) == 1 and "edge_index" in g
+            required <= set(g.keys()) <= GATHERED and g.y.dim() >= 1 and g.y.size(0) == 1
             for g in graphs
         )
 
