@@ -131,3 +131,31 @@ def test_relational_link_prediction_on_wn18rr(make_cfg, mirror, tmp_path):
     assert {"auc", "ap", "mrr", "hits1", "hits3", "hits10"} <= set(test)
     assert 0 < test["mrr"] <= 1 and test["hits1"] <= test["hits3"] <= test["hits10"]
     assert record.data["n_test_triples"] == 3134 and record.data["num_relations"] == 11
+
+
+def _training_negatives(graph, negatives: str, epochs: int = 2) -> list[torch.Tensor]:
+    """The negative pairs each epoch's training step scores, for ``task.negatives``."""
+    drawn = []
+    task = type("Task", (), {})()
+    task.negatives = negatives
+    task.relational = LinkPredictionTask.relational
+    task.encode = lambda g: None
+    task.bce = lambda z, pos, neg, rel=None: drawn.append(neg) or torch.zeros(())
+    for _ in range(epochs):
+        list(LinkPredictionTask.minibatch_losses(task, graph))
+    return drawn
+
+
+def test_fixed_negatives_are_the_splits_own_every_epoch(data_dir):
+    graph = LinkPredictionTask.prepare(load_karate(data_dir), seed=0).graph
+    split_negatives = graph.train_label_index[:, graph.train_label == 0]
+    first, second = _training_negatives(graph, "fixed")
+    assert torch.equal(first, split_negatives) and torch.equal(second, split_negatives)
+    torch.manual_seed(0)
+    fresh = _training_negatives(graph, "fresh")
+    assert not torch.equal(fresh[0], fresh[1])  # drawn anew each epoch (the default)
+
+
+def test_an_unknown_negatives_rule_names_the_valid_ones():
+    with pytest.raises(ValueError, match=r"task.negatives must be one of \['fresh', 'fixed'\]"):
+        LinkPredictionTask(torch.nn.Linear(1, 1), batch_size=1, rank_sample=None, negatives="some")

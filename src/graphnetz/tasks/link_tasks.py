@@ -190,6 +190,12 @@ def ranking_metrics(ranks: Tensor) -> dict[str, float]:
     }
 
 
+#: Training negatives of plain graphs: ``fresh`` draws new ones every epoch (the default);
+#: ``fixed`` trains on the one set drawn at the split (``+task.negatives=fixed``), as
+#: ``RandomLinkSplit(add_negative_train_samples=True)`` setups do (the reference package).
+NEGATIVES = ("fresh", "fixed")
+
+
 class LinkPredictionTask(MiniBatchSteps, GraphTask):
     """BCE with negative sampling, ROC-AUC (primary) and AP; relational: MRR (primary), Hits@k."""
 
@@ -198,9 +204,18 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
     direction = "max"
 
     def __init__(
-        self, model, *, batch_size: int, rank_sample: int | None, **hyperparameters
+        self,
+        model,
+        *,
+        batch_size: int,
+        rank_sample: int | None,
+        negatives: str = "fresh",
+        **hyperparameters,
     ) -> None:
+        if negatives not in NEGATIVES:
+            raise ValueError(f"task.negatives must be one of {list(NEGATIVES)}, got {negatives!r}")
         super().__init__(model, **hyperparameters)
+        self.negatives = negatives
         self.batch_size = check_batch_size(batch_size)
         self.automatic_optimization = False
         if rank_sample is not None and (isinstance(rank_sample, bool) or rank_sample < 1):
@@ -244,7 +259,10 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
         if not self.relational(graph):
             z = self.encode(graph)  # full batch: one step per epoch
             pos = graph.train_pos
-            neg = negative_sampling(graph.edge_index, graph.num_nodes, pos.size(1))
+            if self.negatives == "fixed":  # the split's own negatives, the same every epoch
+                neg = graph.train_label_index[:, pos.size(1) :]
+            else:
+                neg = negative_sampling(graph.edge_index, graph.num_nodes, pos.size(1))
             yield self.bce(z, pos, neg)
             return
         triples, types = graph.train_triples, graph.train_type
