@@ -19,10 +19,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from child_tree import run_in_tree
 
 HERE = Path(__file__).resolve().parent
 MODELS = ("gcn", "gat", "sage", "gt", "mlp")
@@ -80,18 +81,11 @@ def measure(dataset: str, models: list[str], epochs: int, mirror: str | None) ->
 
 
 def child(src: str | None, args) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    if src:
-        env["PYTHONPATH"] = src
-    cmd = [sys.executable, __file__, "--child", "--dataset", args.dataset]
-    cmd += ["--epochs", str(args.epochs), "--threads", str(args.threads)]
-    cmd += ["--models", ",".join(args.models)]
+    cmd = ["--child", "--dataset", args.dataset, "--epochs", str(args.epochs)]
+    cmd += ["--threads", str(args.threads), "--models", ",".join(args.models)]
     if args.mirror:
         cmd += ["--mirror", args.mirror]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    if out.returncode:
-        raise SystemExit(f"child ({src or 'this tree'}) failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_in_tree(__file__, cmd, src, OMP_NUM_THREADS=str(args.threads))
 
 
 def main() -> None:

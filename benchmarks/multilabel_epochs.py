@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
+
+from child_tree import run_in_tree
 
 #: Hours of the ml_real cells stated in docs/multilabel.md (3 seeds, 2 one-thread jobs).
 ML_REAL_DATASETS = ("humloc", "eukloc", "pcg", "dblp", "blogcatalog")
@@ -86,12 +84,9 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
 
 def _measure(case: str, args, src: str | None) -> dict:
     """Time ``case`` in a fresh process importing graphnetz from ``src`` (None: this tree)."""
-    here = str(Path(__file__).resolve().parents[1] / "src")
-    env = dict(os.environ, PYTHONPATH=src or here)
-    cmd = [sys.executable, __file__, "--_child", case, "--mirror", args.mirror]
+    cmd = ["--_child", case, "--mirror", args.mirror]
     cmd += ["--epochs", str(args.epochs), "--threads", str(args.threads)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_tree(__file__, cmd, src)
 
 
 def _faster(a: dict, b: dict) -> dict:

@@ -1,0 +1,25 @@
+"""Run a benchmark script's measuring half in a fresh process that imports graphnetz from
+a given source tree, and read back the JSON it prints last (the ``--compare-src`` pattern
+of ``epoch_speed.py`` and ``multilabel_epochs.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+THIS_TREE = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def run_in_tree(script: str, args: list[str], src: str | None, **env: str) -> dict:
+    """``python script *args`` with ``PYTHONPATH=src`` (None: this tree's ``src``) and
+    ``env`` added; the child's last stdout line parsed as JSON, or exit with its stderr."""
+    environ = dict(os.environ, PYTHONPATH=src or THIS_TREE, **env)
+    out = subprocess.run(
+        [sys.executable, script, *args], env=environ, capture_output=True, text=True, check=False
+    )
+    if out.returncode:
+        raise SystemExit(f"child ({src or 'this tree'}) failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
