@@ -107,6 +107,20 @@ def pair_tests(values, dataset: str):
     return pairs, np.asarray(t_p), np.asarray(w_p), mde
 
 
+def variant_accuracies(folder: str | None, settings: dict[str, dict]) -> dict:
+    """Per (dataset, model), the seeds' test accuracies of the runs in ``folder`` that
+    carry their model's reference ``settings`` (overrides); {} without a folder."""
+    records = sweep_records([folder]) if folder else []
+    chosen = [
+        r
+        for r in records
+        if r["dataset"] in DATASETS
+        and r["model"] in settings
+        and has_settings(r, settings[r["model"]])
+    ]
+    return per_seed(chosen, "accuracy")
+
+
 def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width) -> None:
     """Say what the other epoch rule and the reference's dropout (and width) give;
     explained when the reference's setting lands inside."""
@@ -226,21 +240,9 @@ def main() -> None:
     records = [r for r in sweep_records(args.sweeps) if r["dataset"] in DATASETS]
     values = per_seed(records, "accuracy")
     best_val = best_val_accuracy(records)
-    variant_records = [
-        r
-        for r in sweep_records([args.reference_dropout] if args.reference_dropout else [])
-        if r["dataset"] in DATASETS
-        and r["config"]["model"]["dropout"] == REFERENCE_DROPOUT[r["model"]]
-    ]
-    variant = per_seed(variant_records, "accuracy")
-    width_records = [
-        r
-        for r in sweep_records([args.reference_width] if args.reference_width else [])
-        if r["dataset"] in DATASETS
-        and r["model"] in REFERENCE_WIDTH
-        and has_settings(r, REFERENCE_WIDTH[r["model"]])
-    ]
-    width = per_seed(width_records, "accuracy")
+    dropouts = {m: {"task.encoder_dropout": p} for m, p in REFERENCE_DROPOUT.items()}
+    variant = variant_accuracies(args.reference_dropout, dropouts)
+    width = variant_accuracies(args.reference_width, REFERENCE_WIDTH)
     n_runs, hours = run_cost(records)
     means, pvalues = [], []
     for dataset in DATASETS:
