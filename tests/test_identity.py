@@ -23,7 +23,7 @@ def identity(make_cfg, *overrides: str) -> str:
 
 def test_the_identity_is_the_sha256_of_the_canonical_result_config(make_cfg):
     spec = resolve_run(make_cfg(*TINY))
-    neutral = ("resume", "num_threads", "checkpoint_every_s", "paths")
+    neutral = ("resume", "num_threads", "checkpoint_every_s", "fit_loop", "paths")
     kept = {k: v for k, v in spec.config.items() if k not in neutral}
     kept["trainer"] = {
         k: v
@@ -40,7 +40,7 @@ def test_execution_settings_and_paths_are_not_part_of_the_identity(make_cfg, tmp
     from_env = identity(make_cfg)
     monkeypatch.delenv(MIRROR_ENV)
     assert from_env == base == identity(make_cfg, f"paths.data_mirror={tmp_path}")
-    for neutral in ("num_threads=1", "resume=true", "checkpoint_every_s=0"):
+    for neutral in ("num_threads=1", "resume=true", "checkpoint_every_s=0", "fit_loop=lightning"):
         assert identity(make_cfg, neutral) == base, neutral
     assert identity(make_cfg, "trainer.enable_progress_bar=true") == base
 

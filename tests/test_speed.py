@@ -194,3 +194,18 @@ def test_unset_num_threads_trains_small_graphs_on_one_thread(make_cfg):
         assert torch.get_num_threads() == 2  # a configured count wins
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("optimizer", ["torch.optim.Adam", "torch.optim.AdamW"])
+def test_multi_tensor_updates_equal_the_per_tensor_loop(make_cfg, tmp_path, optimizer):
+    from graphnetz.training.pipeline import build_run
+    from graphnetz.training.resolve import resolve_run
+
+    common = ["dataset=karate", "model=gat", "trainer.max_epochs=15", "seed=2"]
+    common.append(f"task.optimizer._target_={optimizer}")
+    default = make_cfg(*common)
+    assert build_run(resolve_run(default)).module.configure_optimizers().defaults["foreach"]
+    multi = run_experiment(default, tmp_path / "multi")
+    single = run_experiment(make_cfg(*common, "+task.optimizer.foreach=false"), tmp_path / "one")
+    assert multi.status == single.status == "ok"
+    assert multi.history == single.history

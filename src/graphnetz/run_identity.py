@@ -27,7 +27,14 @@ from typing import Any
 #: Top-level settings that change how a run executes but not its result (resume an earlier
 #: sweep with resume=true, another thread count or from another folder with another mirror,
 #: and its complete runs still count): where data and outputs live is not what was run.
-RESULT_NEUTRAL_KEYS = ("resume", "num_threads", "checkpoint_every_s", "paths", "hydra")
+RESULT_NEUTRAL_KEYS = (
+    "resume",
+    "num_threads",
+    "checkpoint_every_s",
+    "fit_loop",
+    "paths",
+    "hydra",
+)
 #: Trainer settings that only change what is displayed or logged.
 TRAINER_NEUTRAL_KEYS = ("enable_progress_bar", "enable_model_summary", "logger")
 #: Hex digits of the identity in a run directory's name (48 bits: collisions between

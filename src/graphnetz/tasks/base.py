@@ -12,6 +12,7 @@ hyperparameters (lr, weight decay, ...) have no defaults here: they are the numb
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import time
@@ -132,6 +133,8 @@ class GraphTask(L.LightningModule):
         #: Loaders evaluated at the end of every training epoch, inside the epoch (see
         #: :meth:`on_train_batch_end`); None leaves evaluation to Lightning's validation loop.
         self.eval_loaders: list[Any] | None = None
+        #: The optimiser while the lean loop (training/lean_loop.py) trains this module.
+        self._lean_optimizer: torch.optim.Optimizer | None = None
 
     # ---- what subclasses define -------------------------------------------------------
     def training_loss(self, batch) -> Tensor:
@@ -158,7 +161,31 @@ class GraphTask(L.LightningModule):
 
     # ---- Lightning hooks -----------------------------------------------------------
     def configure_optimizers(self):
-        return self.optimizer_factory(self.parameters())
+        return self.optimizer_factory(self.parameters(), **self._multi_tensor_update())
+
+    def _multi_tensor_update(self) -> dict[str, Any]:
+        """``foreach=True`` for an optimiser that takes it and was not told otherwise: one
+        call per update step for all parameters instead of one per parameter tensor (on
+        CPU torch chooses the per-tensor loop), with bit-identical updates (tested)."""
+        if "foreach" in (getattr(self.optimizer_factory, "keywords", None) or {}):
+            return {}
+        cls = getattr(self.optimizer_factory, "func", self.optimizer_factory)
+        try:
+            takes_foreach = "foreach" in inspect.signature(cls).parameters
+        except (TypeError, ValueError):
+            return {}
+        return {"foreach": True} if takes_foreach else {}
+
+    def optimizers(self, use_pl_optimizer: bool = True):
+        if self._lean_optimizer is not None:  # manual optimisation under the lean loop
+            return self._lean_optimizer
+        return super().optimizers(use_pl_optimizer)
+
+    def manual_backward(self, loss: Tensor, *args: Any, **kwargs: Any) -> None:
+        if self._lean_optimizer is not None:
+            loss.backward(*args, **kwargs)
+        else:
+            super().manual_backward(loss, *args, **kwargs)
 
     def training_step(self, batch, batch_idx):
         loss = self.training_loss(batch)

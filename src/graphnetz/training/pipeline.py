@@ -31,6 +31,7 @@ from graphnetz.tasks.base import GraphTask, TaskData
 from graphnetz.training.build import ModelFactory, build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
+from graphnetz.training.lean_loop import LeanLoop, lean_fit_refusal
 from graphnetz.training.pairing import pairing_fingerprint
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.seeding import seed_everything
@@ -133,9 +134,8 @@ def train_and_evaluate(
     built = build_run(spec, load_data, model_factory)
     data, module = built.data, built.module
     ckpt = ckpt or Checkpointing()
-    trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
     module.eval_loaders = data.eval_loaders  # evaluated inside each epoch (tasks/base.py)
-    trainer.fit(module, train_dataloaders=data.train_loader, ckpt_path=ckpt.resume_from)
+    _fit(spec, module, data.train_loader, ckpt)
     loader_cfg = spec.config["dataset"]["loader"]
     return Trained(
         metrics=module.selected_metrics(),
@@ -147,6 +147,21 @@ def train_and_evaluate(
         primary_metric=module.primary_metric,
         pairing=built.pairing,
     )
+
+
+def _fit(spec: RunSpec, module: GraphTask, loader: Any, ckpt: Checkpointing) -> None:
+    """``Trainer.fit``, through the lean loop where it gives the same result."""
+    trainer_cfg = spec.config["trainer"]
+    refusal = "fit_loop=lightning"
+    if spec.config.get("fit_loop", "auto") == "auto":
+        refusal = lean_fit_refusal(trainer_cfg, module, loader, ckpt.callbacks, ckpt.resume_from)
+    if refusal is None:
+        settings = {k: v for k, v in trainer_cfg.items() if k != "_target_"}
+        LeanLoop(**settings, callbacks=ckpt.callbacks).fit(module, loader, ckpt.resume_from)
+        return
+    log.debug("%s: Lightning's fit loop (%s)", spec.label, refusal)
+    trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
+    trainer.fit(module, train_dataloaders=loader, ckpt_path=ckpt.resume_from)
 
 
 def _warn_embedding_decay(spec: RunSpec, data: TaskData, module: GraphTask) -> None:

@@ -120,6 +120,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     config["trainer"]["max_epochs"] = epochs = _max_epochs(config, task_cls.task_type)
     _check_model_integers(config["model"])
     _check_checkpoint_every(config.get("checkpoint_every_s"))
+    _check_fit_loop(config.get("fit_loop", "auto"))
     return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
 
 
@@ -195,6 +196,15 @@ def _check_checkpoint_every(every_s: Any) -> None:
             f"checkpoint_every_s must be a number of seconds >= 0 "
             f"(0 = every epoch) or null (off), got {every_s!r}"
         )
+
+
+#: ``fit_loop``: auto = the lean loop where it reproduces Lightning's (training/lean_loop.py).
+FIT_LOOPS = ("auto", "lightning")
+
+
+def _check_fit_loop(fit_loop: Any) -> None:
+    if fit_loop not in FIT_LOOPS:
+        raise ConfigError(f"fit_loop={fit_loop!r} is not valid; choose one of {list(FIT_LOOPS)}")
 
 
 def _max_epochs(config: dict[str, Any], task_type: str) -> int:
