@@ -1,4 +1,8 @@
-"""The synthetic multi-label generator: seeding, the hypersphere labels, the edge model."""
+"""The synthetic multi-label generator: seeding, the hypersphere labels, the edge model.
+
+The mirror tests compare the generator at the study's parameters with the study's released
+Synthetic1 points and labels (MLGNC/Hyperspheres_10_10_0).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,13 @@ from graphnetz.data.ml_synthetic import (
     find_alpha_b,
     generate_ml_graph,
     load_ml_synthetic,
+    sample_points,
+)
+from graphnetz.data.mldatagen import (
+    SYNTHETIC1_SPHERE_SIZES,
+    coordinatewise_ball,
+    mldatagen_points,
+    points_per_sphere,
 )
 
 
@@ -27,14 +38,59 @@ def test_same_seed_gives_identical_graph():
     assert not torch.equal(a.edge_index, c.edge_index) or not torch.equal(a.x, c.x)
 
 
-def test_labels_are_exactly_the_spheres_containing_each_point():
-    g = generate_ml_graph(seed=1, num_nodes=500, num_features=6, num_labels=8)
+def test_uniform_model_labels_are_exactly_the_spheres_containing_each_point():
+    g = generate_ml_graph(
+        seed=1, num_nodes=500, num_features=6, num_labels=8, point_model="uniform"
+    )
     points, centres, radii = g["points"], g["centres"], g["radii"]
     for c in range(8):  # an independent, per-label membership test
         inside = ((points - centres[c]) ** 2).sum(axis=1) <= radii[c] ** 2
         np.testing.assert_array_equal(g["y"][:, c], inside)
     assert g["y"].any(axis=1).all()  # every point lies in >= 1 label sphere
     assert (np.linalg.norm(centres, axis=1) + radii <= 1 + 1e-12).all()  # spheres inside
+
+
+def test_mldatagen_labels_are_the_owner_plus_the_spheres_holding_the_written_point():
+    radii = np.linspace(0.25, 0.75, 8)
+    out = mldatagen_points(400, 6, radii, np.random.default_rng(1), np.random.default_rng(0))
+    x, drawn, owner, centres = out["x"], out["drawn"], out["owner"], out["centres"]
+    assert (np.linalg.norm(centres, axis=1) + radii <= 1 + 1e-12).all()  # spheres inside
+    assert (np.diff(owner) >= 0).all()  # rows grouped by owner sphere, in sphere order
+    quota = 400 * radii / radii.sum()  # N_k ∝ r_k
+    assert (np.abs(np.bincount(owner, minlength=8) - quota) < 1).all()
+    # the drawn point lies in its owner sphere; the written one is a permutation of it
+    assert (np.linalg.norm(drawn - centres[owner], axis=1) <= radii[owner] + 1e-12).all()
+    np.testing.assert_array_equal(np.sort(x, axis=1), np.sort(drawn, axis=1))
+    assert not np.array_equal(x, drawn)
+    for c in range(8):
+        inside = ((x - centres[c]) ** 2).sum(axis=1) <= radii[c] ** 2
+        np.testing.assert_array_equal(out["y"][:, c], inside | (owner == c))
+
+
+def test_coordinatewise_ball_fills_the_radius_faster_than_uniform_sampling():
+    # each step adds U² of the remaining squared radius, U ~ U(-1, 1): E[1 - U²] = 2/3, so
+    # E‖offset‖² / r² = 1 − (2/3)^d (0.704 in d = 3), against d / (d + 2) = 0.6 for a
+    # uniform point in the ball
+    rng = np.random.default_rng(0)
+    n, r = 20000, 0.4
+    points = coordinatewise_ball(np.full((n, 3), 0.1), np.full(n, r), rng)
+    share = (((points - 0.1) ** 2).sum(axis=1) / r**2).mean()
+    assert share == pytest.approx(1 - (2 / 3) ** 3, abs=0.01)
+    assert (((points - 0.1) ** 2).sum(axis=1) <= r**2 + 1e-12).all()
+
+
+def test_default_radii_are_the_studys_for_20_labels_and_drawn_otherwise():
+    rngs = np.random.default_rng(0), np.random.default_rng(0)
+    radii = sample_points(3000, 10, 20, *rngs)["radii"]
+    # N_k = N r_k / Σr gives the study's row blocks back
+    assert points_per_sphere(3000, radii).tolist() == list(SYNTHETIC1_SPHERE_SIZES)
+    assert radii.sum() == pytest.approx(10.09)
+    drawn = generate_ml_graph(seed=0, num_nodes=50, num_labels=5, radius_range=(0.3, 0.4))
+    assert ((drawn["radii"] >= 0.3) & (drawn["radii"] <= 0.4)).all()
+    with pytest.raises(ValueError, match="num_labels=5"):
+        generate_ml_graph(seed=0, num_nodes=50, num_labels=5, radii="synthetic1")
+    with pytest.raises(ValueError, match="point_model must be one of"):
+        generate_ml_graph(seed=0, num_nodes=50, point_model="cubes")
 
 
 def test_attachment_probability_formula():
@@ -156,3 +212,46 @@ def test_find_alpha_b_hits_target_on_a_fresh_graph():
 def test_find_alpha_b_explains_unreachable_targets():
     with pytest.raises(ValueError, match="not reachable"):
         find_alpha_b(0.95, b=0.12)
+
+
+def released_synthetic1(mirror):
+    folder = mirror / "MLGNC" / "Hyperspheres_10_10_0"
+    x = np.loadtxt(folder / "features.csv", delimiter=",", skiprows=1)
+    y = np.loadtxt(folder / "labels.csv", delimiter=",", skiprows=1).astype(bool)
+    return x, y
+
+
+def expected_homophily(y, alpha, b, rows=500):
+    """Σ p_ij J_ij / Σ p_ij over pairs i < j: the homophily the edge rule gives on average."""
+    yf = y.astype(np.float64)
+    sizes = yf.sum(1)
+    weighted = total = 0.0
+    for start in range(0, len(y), rows):
+        inter = yf[start : start + rows] @ yf.T
+        union = sizes[start : start + rows, None] + sizes[None, :] - inter
+        p = 1 / (1 + ((union - inter) / y.shape[1] / b) ** alpha)
+        upper = np.arange(len(y))[None, :] > np.arange(start, start + len(inter))[:, None]
+        weighted += (p * inter / union)[upper].sum()
+        total += p[upper].sum()
+    return weighted / total
+
+
+def test_released_synthetic1_rows_come_in_the_recorded_sphere_blocks(mirror):
+    _, y = released_synthetic1(mirror)
+    owner = np.repeat(np.arange(20), SYNTHETIC1_SPHERE_SIZES)
+    assert y[np.arange(3000), owner].all()  # block k's rows all carry label k
+    for k in range(19):  # and label k's run of rows stops within 5 rows of its block's end
+        end = sum(SYNTHETIC1_SPHERE_SIZES[: k + 1])
+        assert not y[end : end + 6, k].all()
+
+
+def test_generator_at_the_papers_parameters_matches_released_synthetic1(mirror):
+    x_released, y_released = released_synthetic1(mirror)
+    stage = sample_points(3000, 10, 20, np.random.default_rng(0), np.random.default_rng(0))
+    y = stage["y"]
+    assert y.sum(1).mean() == pytest.approx(y_released.sum(1).mean(), abs=0.15)  # 3.23
+    target = expected_homophily(y_released, 8.8, 0.12)  # 0.377, as published
+    assert expected_homophily(y, 8.8, 0.12) == pytest.approx(target, abs=0.025)
+    # same point sampler: mean |x| of each row's largest, 2nd, … coordinate
+    profile = np.sort(np.abs(stage["points"]), axis=1).mean(0)
+    np.testing.assert_allclose(profile, np.sort(np.abs(x_released[:, :10]), 1).mean(0), atol=0.02)

@@ -1,14 +1,17 @@
 """Synthetic multi-label graphs with tunable homophily (the multi-label study's generator).
 
-Stage 1, points (hypersphere method, Tomás et al. 2014): in ℝ^F a unit hypersphere at the
-origin holds one label hypersphere per label, radius r_c ~ U(radius_range) and centre c_c
-uniform in the ball of radius 1 − r_c, so the label sphere lies fully inside the unit one.
-Each point picks a label sphere uniformly at random and is drawn uniformly inside it; its
-label set is *every* sphere that contains it (so ≥ 1 label per node). Optional irrelevant
-features ~ U(−1, 1) are appended. Feature quality r keeps round(r·F) of the F relevant
-coordinates (a seeded choice) and replaces the others by fresh U(−1, 1) noise columns, so
-the input width stays F + irrelevant for every r; r = 0 leaves *only* noise, i.e. the
-features carry no label information and a model must rely on the graph.
+Stage 1, points: ``point_model="mldatagen"`` (default) is Mldatagen's hypersphere strategy
+as it produced the study's Synthetic1 (:mod:`graphnetz.data.mldatagen`): label spheres
+inside the unit sphere, centres and points drawn coordinate by coordinate, N_k ∝ r_k points
+per sphere, each point's coordinates written in a random order, labels = owner sphere +
+every sphere containing the written point. With 20 labels the radii default to the study's
+own (``radii="synthetic1"``, recovered from its released rows), otherwise they are drawn
+U(radius_range) from ``sphere_seed``. ``point_model="uniform"`` is the earlier model: each
+point picks a sphere uniformly, is drawn uniformly inside it, and its label set is every
+sphere that contains it. Optional irrelevant features ~ U(−1, 1) are appended. Feature
+quality r keeps round(r·F) of the F relevant coordinates (a seeded choice) and replaces the
+others by fresh U(−1, 1) noise columns, so the input width stays F + irrelevant for every
+r; r = 0 leaves *only* noise, i.e. the features carry no label information.
 
 Stage 2, edges (social-distance attachment, Boguñá et al. 2004): each unordered pair
 i < j is linked independently with p_ij = 1 / (1 + (d_ij / b)^α), d_ij the Hamming distance
@@ -29,9 +32,11 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
+from .mldatagen import SYNTHETIC1_SPHERE_SIZES, mldatagen_points, resolve_radii
 from .multilabel import random_split_masks, undirected_edge_index
 
 BLOCK_ENTRIES = 1 << 20  # pairs per sampling block (≈ 8 MB per float64 array)
+POINT_MODELS = ("mldatagen", "uniform")
 
 
 def hypersphere_points(
@@ -41,10 +46,12 @@ def hypersphere_points(
     rng: np.random.Generator,
     radius_range: tuple[float, float] = (0.2, 0.75),
     sphere_rng: np.random.Generator | None = None,
+    radii: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Points, labels, label-sphere centres and radii of the hypersphere method.
+    """Points, labels, label-sphere centres and radii of the uniform hypersphere model.
 
-    The spheres are drawn from ``sphere_rng`` (default: ``rng``), the points from ``rng``.
+    The spheres are drawn from ``sphere_rng`` (default: ``rng``), the points from ``rng``;
+    ``radii`` (one per label) replaces the U(radius_range) draw.
 
     Returns ``x [N, F]``, ``y [N, C]`` (bool), ``centres [C, F]``, ``radii [C]``.
     """
@@ -61,13 +68,49 @@ def hypersphere_points(
         return direction * (radius * gen.random(count) ** (1.0 / num_features))[:, None]
 
     sphere_rng = rng if sphere_rng is None else sphere_rng
-    radii = sphere_rng.uniform(lo, hi, num_labels)
+    radii = sphere_rng.uniform(lo, hi, num_labels) if radii is None else np.asarray(radii)
     centres = ball(num_labels, 1.0 - radii, sphere_rng)
     owner = rng.integers(num_labels, size=num_nodes)
     # shrink by 1e-9 so the owner sphere contains its point despite rounding
     x = centres[owner] + ball(num_nodes, radii[owner] * (1 - 1e-9), rng)
     dist = np.linalg.norm(x[:, None, :] - centres[None, :, :], axis=2)
     return x, dist <= radii[None, :], centres, radii
+
+
+def sample_points(
+    num_nodes: int,
+    num_features: int,
+    num_labels: int,
+    rng: np.random.Generator,
+    sphere_rng: np.random.Generator,
+    *,
+    point_model: str = "mldatagen",
+    radii: str | Sequence[float] | None = None,
+    radius_range: tuple[float, float] = (0.2, 0.75),
+) -> dict[str, np.ndarray]:
+    """Stage 1: ``points [N, F]``, ``y [N, C]`` (bool), ``centres [C, F]``, ``radii [C]``.
+
+    ``radii=None`` means "synthetic1" (the study's radii) for ``point_model="mldatagen"``
+    with 20 labels, and "drawn" (U(radius_range) from ``sphere_rng``) otherwise.
+    """
+    if point_model not in POINT_MODELS:
+        raise ValueError(f"point_model must be one of {POINT_MODELS}, got {point_model!r}")
+    if min(num_nodes, num_features, num_labels) < 1:
+        raise ValueError("num_nodes, num_features and num_labels must all be >= 1")
+    if radii is None:
+        study = point_model == "mldatagen" and num_labels == len(SYNTHETIC1_SPHERE_SIZES)
+        radii = "synthetic1" if study else "drawn"
+    if point_model == "uniform":
+        fixed = None  # "drawn": hypersphere_points draws them (its original random stream)
+        if radii != "drawn":
+            fixed = resolve_radii(radii, num_labels, tuple(radius_range), sphere_rng)
+        x, y, centres, r = hypersphere_points(
+            num_nodes, num_features, num_labels, rng, tuple(radius_range), sphere_rng, fixed
+        )
+        return {"points": x, "y": y, "centres": centres, "radii": r}
+    r = resolve_radii(radii, num_labels, tuple(radius_range), sphere_rng)
+    drawn = mldatagen_points(num_nodes, num_features, r, rng, sphere_rng)
+    return {"points": drawn["x"], "y": drawn["y"], "centres": drawn["centres"], "radii": r}
 
 
 def attachment_probability(distance: np.ndarray, alpha: float, b: float) -> np.ndarray:
@@ -114,25 +157,31 @@ def generate_ml_graph(
     feature_quality: float = 1.0,
     radius_range: tuple[float, float] = (0.2, 0.75),
     sphere_seed: int = 0,
+    point_model: str = "mldatagen",
+    radii: str | Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The raw generator output: ``x``, ``y``, ``edges`` (i < j), ``centres``, ``radii``.
 
     The label spheres (the label model) come from ``sphere_seed`` and stay fixed across
     run seeds, like a fixed dataset; points, feature choice and edges come from ``seed``.
+    ``point_model`` and ``radii`` are those of :func:`sample_points`.
     """
     if not 0.0 <= feature_quality <= 1.0:
         raise ValueError(f"feature_quality must lie in [0, 1], got {feature_quality}")
     if irrelevant_features < 0:
         raise ValueError(f"irrelevant_features must be >= 0, got {irrelevant_features}")
     rng = np.random.default_rng(seed)
-    points, y, centres, radii = hypersphere_points(
+    stage = sample_points(
         num_nodes,
         num_features,
         num_labels,
         rng,
-        tuple(radius_range),
         np.random.default_rng(sphere_seed),
+        point_model=point_model,
+        radii=radii,
+        radius_range=radius_range,
     )
+    points, y = stage["points"], stage["y"]
     kept = np.sort(rng.permutation(num_features)[: int(round(feature_quality * num_features))])
     noise = rng.uniform(-1.0, 1.0, (num_nodes, num_features - kept.size + irrelevant_features))
     x = np.concatenate([points[:, kept], noise], axis=1)
@@ -142,8 +191,8 @@ def generate_ml_graph(
         "y": y,
         "edges": edges,
         "points": points,
-        "centres": centres,
-        "radii": radii,
+        "centres": stage["centres"],
+        "radii": stage["radii"],
         "kept_features": kept,
     }
 
@@ -162,13 +211,16 @@ def load_ml_synthetic(
     feature_quality: float = 1.0,
     radius_range: tuple[float, float] = (0.2, 0.75),
     sphere_seed: int = 0,
+    point_model: str = "mldatagen",
+    radii: str | Sequence[float] | None = None,
 ) -> Data:
     """A seeded synthetic multi-label graph as a ``Data`` (loader contract of §7).
 
     ``root``/``mirror`` are accepted for the common loader signature and unused (nothing
     is read or written). The split is a seeded 60/20/20 random split (one column).
-    Defaults α = 4, b = 0.05 give a mid homophily (≈ 0.60, ≈ 146k edges at 3000 nodes);
-    MLGNC's Hyperspheres_10_10_0 graph used α = 8.8, b = 0.12 (its info.txt).
+    Defaults α = 4, b = 0.05 give a mid homophily (≈ 0.60, ≈ 208k edges at 3000 nodes);
+    MLGNC's Hyperspheres_10_10_0 graph used α = 8.8, b = 0.12 (its info.txt), where the
+    default points give homophily 0.36–0.39 and ≈ 1.05M edges (published: 0.3768, ≈ 1.0M).
     """
     g = generate_ml_graph(
         seed=seed,
@@ -181,11 +233,13 @@ def load_ml_synthetic(
         feature_quality=feature_quality,
         radius_range=radius_range,
         sphere_seed=sphere_seed,
+        point_model=point_model,
+        radii=radii,
     )
     edge_index = undirected_edge_index(g["edges"][0], g["edges"][1], num_nodes)
     note = (
         f"given: {g['kept_features'].size} of {num_features} relevant hypersphere "
-        f"coordinates (feature_quality={feature_quality}) + "
+        f"coordinates ({point_model} points, feature_quality={feature_quality}) + "
         f"{g['x'].shape[1] - g['kept_features'].size} U(-1,1) noise columns"
     )
     return Data(
@@ -227,7 +281,13 @@ def find_alpha_b(
     (lower targets are unreachable: the model cannot make heterophilous graphs); a
     smaller b reaches higher homophily. Returns ``(alpha, b, measured_homophily)``.
     """
-    kwargs = {"num_features": 10, "num_labels": 20, "radius_range": (0.2, 0.75)}
+    kwargs = {
+        "num_features": 10,
+        "num_labels": 20,
+        "radius_range": (0.2, 0.75),
+        "point_model": "mldatagen",
+        "radii": None,
+    }
     unknown = set(generator_kwargs) - set(kwargs)
     if unknown:
         raise ValueError(
@@ -235,14 +295,14 @@ def find_alpha_b(
         )
     kwargs.update(generator_kwargs)
     rng = np.random.default_rng(seed)
-    _, y, _, _ = hypersphere_points(
+    y = sample_points(
         num_nodes,
-        kwargs["num_features"],
-        kwargs["num_labels"],
+        kwargs.pop("num_features"),
+        kwargs.pop("num_labels"),
         rng,
-        tuple(kwargs["radius_range"]),
         np.random.default_rng(sphere_seed),
-    )
+        **kwargs,
+    )["y"]
     i, j = np.triu_indices(num_nodes, k=1)
     yf = y.astype(np.float64)
     sizes = yf.sum(1)
@@ -288,5 +348,6 @@ __all__ = [
     "generate_ml_graph",
     "hypersphere_points",
     "load_ml_synthetic",
+    "sample_points",
     "social_distance_edges",
 ]
