@@ -174,18 +174,19 @@ def main() -> None:
     parser.add_argument("--accelerator", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument(
         "--launcher",
-        default="basic",
-        choices=["basic", "joblib"],
-        help="our sweep's launcher (joblib: n_jobs = CPU count, one thread each)",
+        default="pool",
+        choices=["pool", "basic", "joblib"],
+        help="our sweep's launcher: pool (the default: forked workers, one per core), basic "
+        "(every job in one process), joblib (n_jobs = CPU count); one thread per job",
     )
     args = parser.parse_args()
     if not args.mirror:
         raise SystemExit("--mirror (or $GRAPHNETZ_DATA_MIRROR) is required")
-    args.launcher_overrides = (
-        ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={os.cpu_count()}"]
-        if args.launcher == "joblib"
-        else []
-    )
+    args.launcher_overrides = {
+        "pool": [],
+        "basic": ["hydra/launcher=basic"],
+        "joblib": ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={os.cpu_count()}"],
+    }[args.launcher]
     seeds = args.seeds or (2 if args.quick else 10)
     problem = peer_problem(args.peer_venv)
     if problem:

@@ -13,6 +13,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.sweep.pool import MAX_AUTO_WORKERS, pool_workers
 from graphnetz.sweep.requeue import RESUME_OVERRIDE, with_resume
 from graphnetz.training.run import run_experiment
 from hydra_plugins.graphnetz_launchers.resuming_submitit import ResumingSlurmLauncher
@@ -106,6 +107,42 @@ def test_joblib_sweep_killed_job_resumes_to_the_same_result(tmp_path, data_dir, 
     assert found[1]["resumed"]["from_epoch"] == CUT_AT + 1
     assert_same_results(found, uninterrupted)
     assert "| karate/node_cls | accuracy ↑ | gcn | 2 |" in analyze(out)
+
+
+POOL = ["hydra/launcher=pool", "hydra.launcher.n_jobs=2"]
+
+
+def test_the_pool_launcher_gives_every_run_the_in_process_result(tmp_path, data_dir, uninterrupted):
+    proc = sweep(tmp_path / "sweep", data_dir, *POOL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "sweep summary: ok 2, failed 0, diverged 0, skipped 0" in proc.stderr
+    assert_same_results(results(tmp_path / "sweep"), uninterrupted)
+
+
+def test_a_killed_pool_worker_costs_only_its_job(tmp_path, data_dir, uninterrupted):
+    """The job whose worker died runs again alone; with resume=true it continues from
+    its checkpoint (the hook kills only the first attempt) to the uninterrupted result;
+    without, it dies again and is the one failed job of a sweep that went on."""
+    resumed = sweep(tmp_path / "a", data_dir, *POOL, "resume=true", interrupt=f"{CUT_AT}:KILL:1")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    found = results(tmp_path / "a")
+    assert found[1]["resumed"]["from_epoch"] == CUT_AT + 1
+    assert_same_results(found, uninterrupted)
+
+    again = sweep(tmp_path / "b", data_dir, *POOL, interrupt=f"{CUT_AT}:KILL:1")
+    assert again.returncode == 0, again.stderr[-3000:]  # one run succeeded
+    assert "sweep summary: ok 1, failed 1, diverged 0, skipped 0" in again.stderr
+    failed = results(tmp_path / "b")[1]
+    assert failed["status"] == "failed"
+    assert "its worker process died twice (job #1)" in failed["reason"]
+
+
+def test_pool_sizes_are_checked():
+    assert pool_workers(3) == 3
+    assert 1 <= pool_workers("auto") <= MAX_AUTO_WORKERS
+    for bad in (0, -2, "many", True):
+        with pytest.raises(ValueError, match=r"n_jobs=.*choose 'auto'"):
+            pool_workers(bad)
 
 
 @pytest.mark.slow  # three sweep processes on a small machine

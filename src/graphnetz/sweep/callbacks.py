@@ -1,7 +1,7 @@
 """The Hydra callback of every graphnetz sweep (``conf/hydra/default.yaml``).
 
 - **job start** (in the job's process, whatever the launcher): one torch thread per job
-  under a parallel joblib launcher (:func:`graphnetz.sweep.threads.default_threads`);
+  under a parallel pool or joblib launcher (:func:`graphnetz.sweep.threads.default_threads`);
 - **job end**: one line appended to the sweep's event file ``.sweep_events.jsonl``
   (the job's run directory and when it started); appends of one short line are atomic,
   so parallel jobs and other hosts' jobs never garble it;
@@ -30,6 +30,7 @@ from omegaconf import DictConfig
 
 from graphnetz.run_record import RECORD_NAME
 from graphnetz.sweep.jobs import job_count
+from graphnetz.sweep.pool import FORK_LOCK
 from graphnetz.sweep.progress import ProgressDisplay, SweepTally
 from graphnetz.sweep.threads import default_threads
 
@@ -151,11 +152,13 @@ class SweepCallback(Callback):
 
     def _follow(self) -> None:
         while not self._stop.wait(self.poll_s):
-            try:
-                self.display.show(tally_of(read_events(self.events, self.token), self.total))
-            except Exception as err:  # a display problem must never stop the sweep
-                print(f"sweep progress stopped: {err}", file=sys.stderr, flush=True)
-                return
+            tally = tally_of(read_events(self.events, self.token), self.total)
+            with FORK_LOCK:  # never mid-write when the pool launcher forks (sweep/pool.py)
+                try:
+                    self.display.show(tally)
+                except Exception as err:  # a display problem must never stop the sweep
+                    print(f"sweep progress stopped: {err}", file=sys.stderr, flush=True)
+                    return
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._stop.set()

@@ -1,8 +1,9 @@
 """Torch threads per job: one when several jobs share the machine.
 
-With ``hydra/launcher=joblib`` and ``n_jobs > 1`` each job would otherwise start as many
-threads as the machine has cores; the oversubscribed jobs then run slower than the same
-runs one after another. ``num_threads`` set explicitly always wins.
+With ``hydra/launcher=pool`` (the default) or ``hydra/launcher=joblib`` running several
+jobs at once, each job would otherwise start as many threads as the machine has cores;
+the oversubscribed jobs then run slower than the same runs one after another.
+``num_threads`` set explicitly always wins.
 """
 
 from __future__ import annotations
@@ -11,13 +12,18 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from graphnetz.sweep.pool import pool_workers
+
 
 def parallel_jobs(config: DictConfig) -> int:
-    """How many jobs the launcher runs at once on this machine (1 unless it is joblib)."""
+    """How many jobs the launcher runs at once on this machine (1 unless it is the pool
+    or joblib)."""
     target = str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+    n_jobs: Any = OmegaConf.select(config, "hydra.launcher.n_jobs", default=1)
+    if target.endswith("PoolLauncher"):
+        return pool_workers(n_jobs)
     if "joblib" not in target.lower():
         return 1
-    n_jobs: Any = OmegaConf.select(config, "hydra.launcher.n_jobs", default=1)
     if n_jobs is None or int(n_jobs) == 1:
         return 1
     return int(n_jobs)  # -1 (all cores) and other negatives count as "several"

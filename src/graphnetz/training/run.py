@@ -96,6 +96,19 @@ def run_experiment(
     return _finish(_record(spec, outcome, ckpt.resumed, run_dir, start), run_dir)
 
 
+def record_failure(cfg: DictConfig, run_dir: str | Path, err: Exception) -> RunRecord:
+    """Write the failed record of a run that could not finish in the process that ran it
+    (a launcher's worker died under it), as any failed run's record is written."""
+    start = time.perf_counter()
+    run_dir = Path(run_dir)
+    try:
+        spec = resolve_run(cfg)
+    except Exception as unresolved:
+        return _finish(_unresolved_failure(cfg, unresolved, run_dir, start), run_dir)
+    log.error("run failed: %s: %s", type(err).__name__, err)
+    return _finish(_record(spec, err, None, run_dir, start), run_dir)
+
+
 def _record(
     spec: RunSpec,
     outcome: Trained | Skipped | Exception,

@@ -1,0 +1,172 @@
+"""``hydra/launcher=pool``: a sweep's jobs on worker processes forked once per sweep.
+
+Each worker is a fork of the launching process, made after it imported torch, Lightning
+and PyG and composed the sweep's configs, so a worker pays none of that again (the
+joblib launcher's workers each import everything and receive the pickled Hydra state
+with every job). A worker keeps what it loaded (datasets are cached per process,
+``graphnetz.data.loading``) for the jobs that follow. Jobs are handed out in sweep order,
+one at a time, to whichever worker is free; their results come back in sweep order.
+
+A job that fails is a failed run, as in every launcher. A worker that dies (killed,
+out of memory, a crash in native code) takes only its job with it: the jobs whose
+results were lost with the pool are run again, each in a pool of its own (with
+``resume=true`` from their checkpoints), and one that kills its worker a second time
+gets a ``failed`` run record saying so; the rest of the sweep runs on. Ctrl-C stops
+the workers and the sweep.
+
+Forking with a live thread is safe only if that thread holds no lock the child needs:
+the sweep's progress thread (``graphnetz.sweep.callbacks``) prints under
+:data:`FORK_LOCK`, which the fork takes first.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, run_job
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, open_dict
+
+log = logging.getLogger(__name__)
+#: Held by threads of the launching process while they write to a stream, and by the fork.
+FORK_LOCK = threading.Lock()
+MAX_AUTO_WORKERS = 8
+_sweep: dict[str, Any] = {}  # what the forked workers inherit: context, task, config
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def pool_workers(n_jobs: Any) -> int:
+    """Workers for ``hydra.launcher.n_jobs``: ``auto`` = one per usable core (at most
+    :data:`MAX_AUTO_WORKERS`), -1 = one per usable core, N >= 1 = N."""
+    if n_jobs == "auto":
+        return max(1, min(usable_cores(), MAX_AUTO_WORKERS))
+    if n_jobs == -1:
+        return usable_cores()
+    if isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs >= 1:
+        return n_jobs
+    raise ValueError(
+        f"hydra.launcher.n_jobs={n_jobs!r} is not valid; choose 'auto' (one worker per "
+        "usable core, at most 8), -1 (one per usable core) or a number of workers >= 1"
+    )
+
+
+def _job_config(idx: int, overrides: Sequence[str]) -> DictConfig:
+    sweep_config = _sweep["context"].config_loader.load_sweep_config(
+        _sweep["config"], list(overrides)
+    )
+    with open_dict(sweep_config):
+        sweep_config.hydra.job.id = idx
+        sweep_config.hydra.job.num = idx
+    return sweep_config
+
+
+def _run(idx: int, overrides: Sequence[str], task_function: TaskFunction | None = None):
+    """One job, in a worker (``task_function``: instead of the sweep's task)."""
+    return run_job(
+        hydra_context=_sweep["context"],
+        task_function=task_function or _sweep["task"],
+        config=_job_config(idx, overrides),
+        job_dir_key="hydra.sweep.dir",
+        job_subdir_key="hydra.sweep.subdir",
+    )
+
+
+def _record_death(idx: int, overrides: Sequence[str]) -> JobReturn:
+    """The job's failed run record, written in this process the way its worker would
+    have written it (its run directory, its sweep event), so the sweep counts it."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from graphnetz.training.run import record_failure
+
+    died = RuntimeError(f"its worker process died twice (job #{idx}); see the sweep's log")
+
+    def write_failed_record(cfg: DictConfig) -> None:
+        record_failure(cfg, HydraConfig.get().runtime.output_dir, died)
+
+    log.error("job #%d: %s; the sweep goes on", idx, died)
+    try:
+        return _run(idx, overrides, write_failed_record)
+    finally:
+        configure_log(_sweep["config"].hydra.hydra_logging, _sweep["config"].hydra.verbose)
+
+
+def _release_inherited_lock() -> None:
+    """In a new worker: the copy of :data:`FORK_LOCK` it inherited is held (by the fork)."""
+    if FORK_LOCK.locked():
+        FORK_LOCK.release()
+
+
+def _fork_pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_release_inherited_lock,
+    )
+
+
+def _failed(idx: int, overrides: Sequence[str], err: BaseException) -> JobReturn:
+    log.error("job #%d failed: %s: %s; the sweep goes on", idx, type(err).__name__, err)
+    return JobReturn(overrides=list(overrides), status=JobStatus.FAILED, _return_value=err)
+
+
+def launch_pool(
+    hydra_context: HydraContext,
+    task_function: TaskFunction,
+    config: DictConfig,
+    job_overrides: Sequence[Sequence[str]],
+    initial_job_idx: int,
+    workers: int,
+) -> list[JobReturn]:
+    """Run the jobs on ``workers`` forked workers; results in sweep order."""
+    _sweep.update(context=hydra_context, task=task_function, config=config)
+    jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
+    for idx, overrides in jobs:
+        log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
+    results: dict[int, JobReturn] = {}
+    lost = _run_batch(jobs, workers, results)
+    for idx, overrides in lost:  # a worker died: each again, alone, to find which
+        if _run_batch([(idx, overrides)], 1, results):
+            results[idx] = _record_death(idx, overrides)
+    return [results[idx] for idx, _ in jobs]
+
+
+def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
+    """Run ``jobs`` on a fresh pool into ``results``; the jobs lost with a dead worker."""
+    pool = _fork_pool(min(workers, len(jobs)))
+    lost = []
+    try:
+        futures: list[tuple[int, list[str], Future]] = []
+        for n, (idx, overrides) in enumerate(jobs):
+            if n == 0:
+                with FORK_LOCK:  # a pool forking from this process forks all its workers
+                    future = pool.submit(_run, idx, overrides)  # at its first job
+            else:
+                future = pool.submit(_run, idx, overrides)
+            futures.append((idx, overrides, future))
+        for idx, overrides, future in futures:
+            try:
+                results[idx] = future.result()
+            except BrokenProcessPool:
+                lost.append((idx, overrides))
+            except Exception as err:  # the job could not start (a config Hydra refused)
+                results[idx] = _failed(idx, overrides, err)
+    except BaseException:  # Ctrl-C: stop the workers too
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return lost
