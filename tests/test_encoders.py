@@ -131,3 +131,20 @@ def test_sorted_gat_conv_leaves_loopy_graphs_to_pyg():
     torch.manual_seed(0)
     fast = SortedGATConv(5, 3, heads=2).eval()
     assert torch.equal(fast(x, loopy), ref(x, loopy))
+
+
+def test_target_segment_softmax_is_pyg_softmax_bit_for_bit():
+    from torch_geometric.utils import softmax
+
+    from graphnetz.models.gat_conv import TargetSegments
+
+    edges = _random_simple_graph(150, 1200, seed=4)
+    loops = torch.arange(150)
+    edges = torch.cat([edges, torch.stack([loops, loops])], dim=1)
+    alpha = (torch.randn(edges.size(1), 4) * 5).requires_grad_()
+    upstream = torch.randn(edges.size(1), 4)
+    ours = TargetSegments(edges[1], 150).softmax(alpha)
+    (ours_grad,) = torch.autograd.grad(ours, alpha, upstream)
+    theirs = softmax(alpha, edges[1], num_nodes=150)
+    (theirs_grad,) = torch.autograd.grad(theirs, alpha, upstream)
+    assert torch.equal(ours, theirs) and torch.equal(ours_grad, theirs_grad)
