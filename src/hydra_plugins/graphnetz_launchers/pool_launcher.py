@@ -5,6 +5,7 @@ with one worker, Hydra's basic launcher (every job in this process)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hydra._internal.core_plugins.basic_launcher import BasicLauncher
@@ -25,6 +26,7 @@ class PoolLauncher(BasicLauncher):
             return super().launch(job_overrides, initial_job_idx)
         setup_globals()
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
+        Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         return launch_pool(
             self.hydra_context,
             self.task_function,
