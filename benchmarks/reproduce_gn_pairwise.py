@@ -60,11 +60,27 @@ REFERENCE_WIDTH = {
     "gat": {"model.hidden_channels": 512, "task.encoder_dropout": 0.6},
     "gt": {"model.hidden_channels": 256, "task.encoder_dropout": 0.1, "model.attn_dropout": 0.1},
 }
+#: The reference's GraphSAGE and GraphTransformer drop only between their two layers, not
+#: their input features (its GAT drops both; its GCN has no dropout). The overrides that
+#: set this, with the reference's other settings of the model:
+REFERENCE_INPUT = {
+    "sage": {"model.input_dropout": False},
+    "gt": {**REFERENCE_WIDTH["gt"], "model.input_dropout": False},
+}
 WIDTH_COMMAND = (
     "python train.py -m dataset=cora,citeseer model={model} {overrides} seed='range(10)' "
     "trainer.max_epochs=100 num_threads=1 resume=true paths.data_mirror=../shared/data "
     "hydra.sweep.dir={sweep}"
 )
+
+
+def command_overrides(settings: dict) -> str:
+    """Command-line overrides for ``settings``; ``input_dropout`` is not in the model
+    configs, so it is added (``+``), and booleans are written as Hydra reads them."""
+    return " ".join(
+        f"{'+' if k == 'model.input_dropout' else ''}{k}={str(v).lower()}"
+        for k, v in settings.items()
+    )
 
 
 def has_settings(record, overrides: dict[str, float]) -> bool:
@@ -121,7 +137,7 @@ def variant_accuracies(folder: str | None, settings: dict[str, dict]) -> dict:
     return per_seed(chosen, "accuracy")
 
 
-def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width) -> None:
+def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width, inputs) -> None:
     """Say what the other epoch rule and the reference's dropout (and width) give;
     explained when the reference's setting lands inside."""
     notes = []
@@ -147,6 +163,15 @@ def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width) -> N
                 f"({source}; ours splits it over the heads); at `{overrides}` ours gives",
             )
         )
+    if (dataset, m) in inputs:
+        overrides = command_overrides(REFERENCE_INPUT[m])
+        settings.append(
+            (
+                inputs[(dataset, m)],
+                f"the reference's {MODELS[m]} drops only between its layers, not its input "
+                f"features ({source}); at `{overrides}` ours gives",
+            )
+        )
     for seeds, text in settings:
         alt = Ours.from_values(seeds.values())
         said = f"{text} {alt.text(4)}"
@@ -157,7 +182,7 @@ def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width) -> N
 
 
 def dataset_cells(
-    published, values, best_val, variant, width, dataset: str, sweep: str
+    published, values, best_val, variants: tuple[dict, dict, dict], dataset: str, sweep: str
 ) -> tuple[list[Cell], list[Cell]]:
     """Means and summary cells, and the pairwise p-value cells, of one dataset."""
     key = ("graphnetz", "2", dataset)
@@ -171,7 +196,7 @@ def dataset_cells(
             Ours.from_values(seeds.values()) if seeds else None,
             missing_note=f"`{fill}`",
         )
-        tried_notes(cell, m, dataset, best_val, variant, width)
+        tried_notes(cell, m, dataset, best_val, *variants)
         means.append(cell)
     pairs, t_p, w_p, mde = pair_tests(values, dataset)
     if not pairs:
@@ -188,15 +213,21 @@ def dataset_cells(
         f"{max(ours_means) - min(ours_means):.4f}, the published one "
         f"{max(pub_means) - min(pub_means):.3f}"
     )
-    reference = {**variant, **width}  # the reference's settings where we ran them
+    variant, width, inputs = variants
+    reference = {**variant, **width, **inputs}  # the reference's settings where we ran them
     reference_resolved = None
     if any(k[0] == dataset for k in reference):
         _, ref_t, _, _ = pair_tests({**values, **reference}, dataset)
-        changed = sorted(
-            MODELS[k[1]] + (" (and width)" if k in width else "")
-            for k in reference
-            if k[0] == dataset
-        )
+
+        def how(key) -> str:
+            parts = [
+                p
+                for p, on in (("and width", key in width), ("no input dropout", key in inputs))
+                if on
+            ]
+            return f" ({', '.join(parts)})" if parts else ""
+
+        changed = sorted(MODELS[k[1]] + how(k) for k in reference if k[0] == dataset)
         reference_resolved = int(np.sum(ref_t <= ALPHA))
         note += (
             f"; with the reference's dropouts ({', '.join(changed)}) "
@@ -234,6 +265,11 @@ def main() -> None:
         help="sweep folder of GAT and GraphTransformer at the reference's head width "
         "and dropouts (REFERENCE_WIDTH)",
     )
+    parser.add_argument(
+        "--reference-input",
+        help="sweep folder of GraphSAGE and GraphTransformer without input dropout, at the "
+        "reference's other settings (REFERENCE_INPUT)",
+    )
     parser.add_argument("--doc", default=str(DOC))
     args = parser.parse_args()
     published = read_published()
@@ -243,10 +279,12 @@ def main() -> None:
     dropouts = {m: {"task.encoder_dropout": p} for m, p in REFERENCE_DROPOUT.items()}
     variant = variant_accuracies(args.reference_dropout, dropouts)
     width = variant_accuracies(args.reference_width, REFERENCE_WIDTH)
+    inputs = variant_accuracies(args.reference_input, REFERENCE_INPUT)
     n_runs, hours = run_cost(records)
     means, pvalues = [], []
     for dataset in DATASETS:
-        m, p = dataset_cells(published, values, best_val, variant, width, dataset, args.sweeps[0])
+        variants = (variant, width, inputs)
+        m, p = dataset_cells(published, values, best_val, variants, dataset, args.sweeps[0])
         means += m
         pvalues += p
     seeds = sorted({int(r["seed"]) for r in records}) or [0]
@@ -279,9 +317,22 @@ def main() -> None:
                 if args.reference_width
                 else []
             ),
+            *(
+                [
+                    WIDTH_COMMAND.format(
+                        model=m,
+                        overrides=command_overrides(settings),
+                        sweep=args.reference_input,
+                    )
+                    for m, settings in REFERENCE_INPUT.items()
+                ]
+                if args.reference_input
+                else []
+            ),
             f"python benchmarks/reproduce_gn_pairwise.py {' '.join(args.sweeps)}"
             + (f" --reference-dropout {args.reference_dropout}" if args.reference_dropout else "")
-            + (f" --reference-width {args.reference_width}" if args.reference_width else ""),
+            + (f" --reference-width {args.reference_width}" if args.reference_width else "")
+            + (f" --reference-input {args.reference_input}" if args.reference_input else ""),
             "```",
             "",
             f"Read {n_runs} finished runs (seeds {seeds[0]}–{seeds[-1]}; "

@@ -148,3 +148,22 @@ def test_target_segment_softmax_is_pyg_softmax_bit_for_bit():
     theirs = softmax(alpha, edges[1], num_nodes=150)
     (theirs_grad,) = torch.autograd.grad(theirs, alpha, upstream)
     assert torch.equal(ours, theirs) and torch.equal(ours_grad, theirs_grad)
+
+
+@pytest.mark.parametrize("name", ["GCN", "GraphSAGE", "GAT", "GraphTransformer", "MLP"])
+def test_input_dropout_can_be_left_out(name):
+    """``input_dropout=False`` drops only between layers (the reference encoders' way):
+    a one-layer stack in training mode then computes its evaluation output."""
+    import graphnetz.models as models
+
+    cls = getattr(models, name)
+    x, edges = torch.randn(40, 6), _random_simple_graph(40, 120, seed=5)
+    kwargs = {"heads": 2, "attn_dropout": 0.0} if name in ("GAT", "GraphTransformer") else {}
+    torch.manual_seed(0)
+    kept = cls(6, 4, 3, num_layers=1, dropout=0.5, input_dropout=False, **kwargs)
+    with torch.no_grad():
+        assert torch.equal(kept.train()(x, edges), kept.eval()(x, edges))
+        dropped = cls(6, 4, 3, num_layers=1, dropout=0.5, **kwargs).train()
+        assert not torch.equal(dropped(x, edges), dropped.eval()(x, edges))
+    with pytest.raises(ValueError, match="input_dropout must be true or false"):
+        cls(6, 4, 3, input_dropout="no", **kwargs)

@@ -18,14 +18,17 @@ from graphnetz.models.convs import (
     LinearFirstSAGEConv,
     SparseInputTransformerConv,
 )
-from graphnetz.models.features import input_dropout
+from graphnetz.models.features import input_dropout as sparse_input_dropout
 from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.graph_cache import AdjacencyCache
 from graphnetz.models.sparse_features import SparseFeatures, SparseRows, fast_dropout, project
 
 
 class NodeEncoder(GraphModel):
-    """``num_layers`` layers built by :meth:`make_layer`, ReLU + dropout between them.
+    """``num_layers`` layers built by :meth:`make_layer`, ReLU + dropout between them,
+    and dropout on the input features unless ``input_dropout=False``
+    (``+model.input_dropout=false``; the GraphNetz paper's reference encoders drop only
+    between layers).
 
     Subclasses only say how one layer is made; everything else (depth, dropout, the
     task types they can serve through adapters) is shared.
@@ -43,9 +46,12 @@ class NodeEncoder(GraphModel):
         out_channels: int | None = None,
         num_layers: int = 2,
         dropout: float = 0.5,
+        input_dropout: bool = True,
         **layer_kwargs,
     ) -> None:
         super().__init__()
+        if not isinstance(input_dropout, bool):
+            raise ValueError(f"input_dropout must be true or false, got {input_dropout!r}")
         if num_layers < 1:
             raise ValueError(f"num_layers must be >= 1, got {num_layers!r}")
         if not 0.0 <= dropout < 1.0:
@@ -55,6 +61,8 @@ class NodeEncoder(GraphModel):
         out_channels = hidden_channels if out_channels is None else out_channels
         self.in_channels, self.out_channels = in_channels, out_channels
         self.dropout = dropout
+        #: Dropout on the input features too (Kipf & Welling), not only between layers.
+        self.input_dropout = input_dropout
         dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.layers = nn.ModuleList(
             self.make_layer(d_in, d_out, last=i == num_layers - 1, **layer_kwargs)
@@ -76,7 +84,8 @@ class NodeEncoder(GraphModel):
             edge_index = self._adjacency.adjacency(edge_index, x.size(0))
         x = self._sparse_features.get(x)  # bag-of-words, one-hot ids: mostly zeros
         for i, layer in enumerate(self.layers[:count]):
-            x = _dropout(x, self.dropout, self.training)
+            if i > 0 or self.input_dropout:
+                x = _dropout(x, self.dropout, self.training)
             x = layer(x, edge_index) if self.uses_edges else project(layer, x)
             if i < len(self.layers) - 1:
                 x = F.relu(x)
@@ -88,7 +97,7 @@ def _dropout(x, p: float, training: bool):
     if isinstance(x, SparseRows):
         return x.dropout(p, training)
     if x.is_sparse:
-        return input_dropout(x, p, training)
+        return sparse_input_dropout(x, p, training)
     return fast_dropout(x, p, training)
 
 
