@@ -27,7 +27,13 @@ from reproduce_common import (
     sweep_records,
     verdict,
 )
-from reproduce_gn_pairwise import REFERENCE_DROPOUT, REFERENCE_WIDTH, has_settings
+from reproduce_gn_pairwise import (
+    REFERENCE_DROPOUT,
+    REFERENCE_INPUT,
+    REFERENCE_WIDTH,
+    command_overrides,
+    has_settings,
+)
 
 from graphnetz.stats import friedman_test, nemenyi_cd
 
@@ -86,17 +92,17 @@ FIXED_COMMAND = (
 )
 
 
-#: The reference's encoder settings where they differ from ours (its dropout, and the
-#: full hidden width per head of GAT and GraphTransformer; found for Table 2).
+#: The reference's encoder settings where they differ from ours (found for Table 2: its
+#: dropout, the full hidden width per head of GAT and GraphTransformer, no input dropout
+#: in GraphSAGE and GraphTransformer).
 REFERENCE_SETTINGS = {
-    m: {"task.encoder_dropout": p, **REFERENCE_WIDTH.get(m, {})}
+    m: {"task.encoder_dropout": p, **REFERENCE_WIDTH.get(m, {}), **REFERENCE_INPUT.get(m, {})}
     for m, p in REFERENCE_DROPOUT.items()
-    if p != 0.5 or m in REFERENCE_WIDTH  # 0.5: our dropout, nothing to change
 }
 #: The link tasks run at the reference's settings: not Internet AS for the wide GAT and
 #: GraphTransformer (several minutes per run here; both cells are inside already).
 SMALL_LINK_TASKS = "tsp,ising,terrorists_911,board_directors,euroroad"
-REFERENCE_TASKS = {"gcn": SMALL_LINK_TASKS + ",internet_as"}
+REFERENCE_TASKS = {m: SMALL_LINK_TASKS + ",internet_as" for m in ("gcn", "sage")}
 REFERENCE_COMMAND = (
     "python train.py -m dataset={tasks} model={model} {overrides} "
     "++task.negatives=fixed seed='range(10)' resume=true paths.data_mirror=../shared/data "
@@ -105,7 +111,7 @@ REFERENCE_COMMAND = (
 
 
 def reference_overrides(model: str) -> str:
-    return " ".join(f"{k}={v}" for k, v in REFERENCE_SETTINGS[model].items())
+    return command_overrides(REFERENCE_SETTINGS[model])
 
 
 def reference_runs(records, protocol=None) -> list:
