@@ -25,6 +25,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -151,8 +152,10 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
         futures: list[tuple[int, list[str], Future]] = []
         for n, (idx, overrides) in enumerate(jobs):
             if n == 0:
-                with FORK_LOCK:  # a pool forking from this process forks all its workers
-                    future = pool.submit(_run, idx, overrides)  # at its first job
+                with FORK_LOCK, warnings.catch_warnings():  # a forking pool forks all its
+                    # workers at its first job; the lock is why the fork is safe here
+                    warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork\(\)")
+                    future = pool.submit(_run, idx, overrides)
             else:
                 future = pool.submit(_run, idx, overrides)
             futures.append((idx, overrides, future))
