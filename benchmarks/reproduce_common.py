@@ -164,6 +164,16 @@ def verdict(published: Published | None, ours: Ours | None, explanation: str | N
     return "explained" if explanation else "open"
 
 
+def try_setting(cell: Cell, seeds: dict, what: str) -> str:
+    """``what`` followed by the result of its runs (``seeds``: their values), which
+    becomes the cell's explanation when it lands inside the published value."""
+    alt = Ours.from_values(seeds.values())
+    said = f"{what} {alt.text(4)}"
+    if cell.published is not None and verdict(cell.published, alt) == "inside":
+        cell.explanation = said
+    return said
+
+
 def verdict_text(cell: Cell) -> str:
     v = cell.verdict
     if v == "inside":

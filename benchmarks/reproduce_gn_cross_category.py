@@ -25,7 +25,7 @@ from reproduce_common import (
     run_cost,
     summary,
     sweep_records,
-    verdict,
+    try_setting,
 )
 from reproduce_gn_pairwise import (
     REFERENCE_DROPOUT,
@@ -133,10 +133,7 @@ def tried(cell: Cell, seeds: dict[int, float] | None, what: str) -> None:
     """Say what ``what`` gives (``seeds``: its runs' test values); explained if inside."""
     if not seeds or cell.explanation:
         return
-    alt = Ours.from_values(seeds.values())
-    said = f"{what} {alt.text(4)}"
-    if cell.published is not None and verdict(cell.published, alt) == "inside":
-        cell.explanation = said
+    said = try_setting(cell, seeds, what)
     cell.open_note = f"{cell.open_note}; {said}" if cell.open_note else f"tried: {said}"
 
 

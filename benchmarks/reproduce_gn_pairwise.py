@@ -29,7 +29,7 @@ from reproduce_common import (
     run_cost,
     summary,
     sweep_records,
-    verdict,
+    try_setting,
 )
 
 from graphnetz.stats import holm_adjust, min_detectable_difference, paired_t_test, wilcoxon_test
@@ -173,11 +173,7 @@ def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width, inpu
             )
         )
     for seeds, text in settings:
-        alt = Ours.from_values(seeds.values())
-        said = f"{text} {alt.text(4)}"
-        if cell.published is not None and verdict(cell.published, alt) == "inside":
-            cell.explanation = said
-        notes.append(said)
+        notes.append(try_setting(cell, seeds, text))
     cell.open_note = "tried: " + "; ".join(notes) if notes else ""
 
 
