@@ -50,6 +50,29 @@ def test_matches_sklearn_on_kept_labels():
     assert out["n_labels_excluded"] == 1
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_ranking_metrics_match_sklearn_per_label_with_ties_and_missing_targets(seed):
+    # Many tied scores (few distinct values), labels of every positive rate, and NaN
+    # targets in some columns (those are ranked on their labelled rows only).
+    rng = np.random.default_rng(seed)
+    n, c = 120, 9
+    probs = rng.integers(0, 2 + 5 * seed, size=(n, c)) / (2 + 5 * seed)
+    target = (rng.random((n, c)) < rng.uniform(0.02, 0.7, size=c)).astype(np.float64)
+    target[:, 0] = 1.0  # every row positive: AP 1, no AUROC
+    target[rng.random((n, c)) < 0.2 * (np.arange(c) % 3 == 1)] = np.nan
+    out = multilabel_metrics(torch.tensor(probs), torch.tensor(target), from_logits=False)
+    ap, auroc = [], []
+    for j in range(c):
+        rows = ~np.isnan(target[:, j])
+        y, p = target[rows, j], probs[rows, j]
+        if y.sum() > 0:
+            ap.append(average_precision_score(y, p))
+            if y.sum() < len(y):
+                auroc.append(roc_auc_score(y, p))
+    assert out["macro_ap"] == pytest.approx(np.mean(ap), abs=1e-12)
+    assert out["macro_auroc"] == pytest.approx(np.mean(auroc), abs=1e-12)
+
+
 def test_probabilities_and_logits_agree():
     logits, target = _random_case(1)
     a = multilabel_metrics(logits, target)

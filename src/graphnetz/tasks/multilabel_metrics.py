@@ -35,7 +35,6 @@ import math
 
 import torch
 from torch import Tensor
-from torchmetrics.functional.classification import binary_auroc, binary_average_precision
 
 METRIC_KEYS = ("micro_f1", "macro_f1", "micro_f1_topk", "macro_f1_topk", "macro_auroc", "macro_ap")
 PRIMARY_METRIC = "macro_ap"
@@ -98,8 +97,9 @@ def multilabel_metrics(
         result[f"micro_f1{suffix}"] = float(_f1(tp.sum(), fp.sum(), fn.sum()))
         result[f"macro_f1{suffix}"] = float(_f1(tp, fp, fn)[kept].mean())
 
-    result["macro_ap"] = _macro(binary_average_precision, probs, target, labelled, kept)
-    result["macro_auroc"] = _macro(binary_auroc, probs, target, labelled, kept & (n_neg > 0))
+    ap, auroc = _ranking_metrics(probs, target, labelled)
+    result["macro_ap"] = _mean_over(ap, kept)
+    result["macro_auroc"] = _mean_over(auroc, kept & (n_neg > 0))
     return result
 
 
@@ -128,18 +128,64 @@ def _top_k(probs: Tensor, target: Tensor, labelled: Tensor) -> Tensor:
     return (rank < target.sum(1, keepdim=True)).long()
 
 
-def _macro(metric, probs: Tensor, target: Tensor, labelled: Tensor, labels: Tensor) -> float:
-    """Unweighted mean of a binary ranking metric over the selected label columns, each
-    on its labelled rows."""
-    # Per label: torchmetrics' multilabel variants refuse a single label.
-    values = []
-    for c in labels.nonzero().flatten().tolist():
+def _ranking_metrics(probs: Tensor, target: Tensor, labelled: Tensor) -> tuple[Tensor, Tensor]:
+    """Per label: ``(AP, AUROC)`` of the scores over that label's labelled rows (NaN where
+    it has no positive, resp. no positive or no negative).
+
+    Columns with every row labelled (the usual case) are ranked together, one sort for all
+    labels; the others one at a time on their labelled rows.
+    """
+    complete = labelled.all(0)
+    ap = torch.full((probs.size(1),), math.nan, dtype=torch.float64)
+    auroc = ap.clone()
+    if bool(complete.any()):
+        ap[complete], auroc[complete] = _ranked_columns(probs[:, complete], target[:, complete])
+    for c in (~complete).nonzero().flatten().tolist():
         rows = labelled[:, c]
-        scores, truth = (
-            (probs[:, c], target[:, c]) if rows.all() else (probs[rows, c], target[rows, c])
-        )
-        values.append(float(metric(scores, truth)))
-    return sum(values) / len(values) if values else math.nan
+        ap_c, auroc_c = _ranked_columns(probs[rows, c : c + 1], target[rows, c : c + 1])
+        ap[c], auroc[c] = ap_c[0], auroc_c[0]
+    return ap, auroc
+
+
+def _ranked_columns(scores: Tensor, truth: Tensor) -> tuple[Tensor, Tensor]:
+    """AP and AUROC of each column of ``scores`` ``[n, C]`` against 0/1 ``truth``.
+
+    The definitions of scikit-learn's ``average_precision_score`` and ``roc_auc_score``
+    (and torchmetrics' binary AP / AUROC), with tied scores forming one threshold:
+    AP = Σ over thresholds (R_t − R_{t−1}) · P_t, AUROC = the trapezoid area under the
+    ROC curve through the thresholds. Per row of the descending ranking, with g its group
+    of tied scores: AP = (1/P) Σ_{positive rows} precision at the end of g, and
+    AUROC = (1/(P·N)) Σ_{negative rows} (positives ranked before g + half the positives
+    in g). Counts and sums in float64.
+    """
+    # One label per row ([C, n], contiguous): sorts, gathers and scans run along rows.
+    scores, truth = scores.t().contiguous(), truth.t().contiguous()
+    n = scores.size(1)
+    ranked, order = scores.sort(dim=1, descending=True)  # order inside a tie: irrelevant
+    y = truth.gather(1, order).double()
+    position = torch.arange(n, device=scores.device).expand_as(ranked)
+    new_value = torch.ones_like(ranked, dtype=torch.bool)
+    new_value[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+    last_of_group = torch.ones_like(new_value)
+    last_of_group[:, :-1] = new_value[:, 1:]
+    group_start = torch.where(new_value, position, 0).cummax(dim=1).values
+    group_end = torch.where(last_of_group, position, n).flip(1).cummin(dim=1).values.flip(1)
+    tp_through = y.cumsum(1)
+    positives = tp_through[:, -1] if n else y.sum(1)
+    negatives = n - positives
+    tp_at_end = tp_through.gather(1, group_end)
+    ap = (y * tp_at_end / (group_end + 1)).sum(1) / positives
+    tp_before_group = (tp_through - y).gather(1, group_start)
+    auroc = ((1 - y) * (tp_before_group + tp_at_end) / 2).sum(1) / (positives * negatives)
+    undefined = positives == 0
+    ap = ap.masked_fill(undefined, math.nan)
+    auroc = auroc.masked_fill(undefined | (negatives == 0), math.nan)
+    return ap, auroc
+
+
+def _mean_over(values: Tensor, labels: Tensor) -> float:
+    """Unweighted mean of ``values`` over the selected labels (NaN when none)."""
+    return float(values[labels].mean()) if bool(labels.any()) else math.nan
 
 
 def prior_macro_ap(target: Tensor, *, require_both_classes: bool = False) -> float:
