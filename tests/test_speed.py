@@ -209,3 +209,39 @@ def test_multi_tensor_updates_equal_the_per_tensor_loop(make_cfg, tmp_path, opti
     single = run_experiment(make_cfg(*common, "+task.optimizer.foreach=false"), tmp_path / "one")
     assert multi.status == single.status == "ok"
     assert multi.history == single.history
+
+
+def test_graph_cache_keeps_the_structures_of_live_graphs_and_forgets_dead_ones():
+    """Mini-batch epochs alternate new training batches with the same evaluation
+    batches: each live graph's structure is built once, a changed or dead one is not
+    reused, and the cache pickles without its weak references."""
+    import gc
+    import pickle
+
+    from graphnetz.models.graph_cache import GraphCache
+
+    cache, builds = GraphCache(), []
+
+    def build(edge_index, num_nodes):
+        builds.append(num_nodes)
+        return edge_index.sum().item()
+
+    evaluation = [torch.randint(0, 9, (2, 20)) for _ in range(3)]
+    for epoch in range(4):
+        for _ in range(5):  # a new training batch each step, dropped after it
+            cache.get(torch.randint(0, 9, (2, 30)), 9, build)
+        for graph in evaluation:
+            assert cache.get(graph, 9, build) == graph.sum().item()
+    assert len(builds) == 4 * 5 + 3  # the evaluation graphs once, not once per epoch
+    gc.collect()
+    assert len(cache._live) == 3  # dead training batches left no entry behind
+    evaluation[0][0, 0] += 1  # modified in place: rebuilt, with the new values
+    assert cache.get(evaluation[0], 9, build) == evaluation[0].sum().item()
+    assert cache.get(evaluation[1], 10, build) is not None  # another node count: rebuilt
+    assert len(builds) == 4 * 5 + 3 + 2
+    many = [torch.randint(0, 9, (2, 5)) for _ in range(3 * GraphCache.MAX_LIVE_GRAPHS)]
+    for graph in many:
+        cache.get(graph, 9, build)
+    assert len(cache._live) == GraphCache.MAX_LIVE_GRAPHS  # bounded, oldest dropped
+    copy = pickle.loads(pickle.dumps(cache))
+    assert copy._live == {} and copy.get(many[-1], 9, build) == many[-1].sum().item()

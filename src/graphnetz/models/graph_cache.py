@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import torch
 from torch import Tensor
@@ -10,27 +11,37 @@ from torch_geometric.utils import to_torch_csr_tensor
 
 
 class GraphCache:
-    """Remembers one structure derived from a graph (e.g. H2GCN's 2-hop adjacency).
+    """Remembers the structure derived from a graph (e.g. H2GCN's 2-hop adjacency).
 
     Full-batch training calls ``forward`` with the same ``edge_index`` every step, so
     the derived structure is rebuilt only when the graph actually changes. The very same
     tensor, unmodified since (same ``_version``), hits without a comparison; another
-    tensor hits when it equals the copy kept of the graph (strided tensors only).
+    tensor hits when it equals the copy kept of the last graph (strided tensors only).
+
+    Mini-batch tasks alternate graphs: new training batches, then the evaluation batches,
+    which are collated once and come back every epoch. So the structure of every graph
+    tensor that is still alive is kept too (at most :data:`MAX_LIVE_GRAPHS`, the oldest
+    dropped first) and found by identity: a training batch's entry goes with its tensor,
+    an evaluation batch's stays for the run.
     """
+
+    #: Structures kept for live graph tensors besides the last graph's.
+    MAX_LIVE_GRAPHS = 8
 
     def __init__(self) -> None:
         self._edge_index: Tensor | None = None
-        self._source: Tensor | None = None
-        self._source_version: int | None = None
         self._num_nodes = -1
         self._value = None
+        #: id(edge_index) -> (weak reference, version, num_nodes, structure)
+        self._live: dict[int, tuple[weakref.ref, int, int, object]] = {}
 
-    def _hit(self, edge_index: Tensor, num_nodes: int) -> bool:
+    def __getstate__(self) -> dict:
+        # Weak references do not pickle; the live structures are rebuilt on demand.
+        return {**self.__dict__, "_live": {}}
+
+    def _equals_last(self, edge_index: Tensor, num_nodes: int) -> bool:
         if num_nodes != self._num_nodes:
             return False
-        version = tensor_version(edge_index)
-        if edge_index is self._source and version is not None and version == self._source_version:
-            return True
         cached = self._edge_index
         return (
             cached is not None
@@ -40,8 +51,35 @@ class GraphCache:
             and torch.equal(cached, edge_index)
         )
 
+    def _live_hit(self, edge_index: Tensor, num_nodes: int):
+        entry = self._live.get(id(edge_index))
+        if entry is None:
+            return None
+        ref, version, nodes, value = entry
+        if ref() is not edge_index or version != tensor_version(edge_index) or nodes != num_nodes:
+            return None
+        return (value,)
+
+    def _keep_live(self, edge_index: Tensor, num_nodes: int, value) -> None:
+        version = tensor_version(edge_index)
+        if version is None:  # inference tensors keep no version: not safe to key on
+            return
+        key, live = id(edge_index), self._live
+
+        def forget(ref: weakref.ref, key: int = key) -> None:
+            if live.get(key, (None,))[0] is ref:
+                del live[key]
+
+        live.pop(key, None)
+        live[key] = (weakref.ref(edge_index, forget), version, num_nodes, value)
+        while len(live) > self.MAX_LIVE_GRAPHS:
+            del live[next(iter(live))]
+
     def get(self, edge_index: Tensor, num_nodes: int, build):
-        if not self._hit(edge_index, num_nodes):
+        found = self._live_hit(edge_index, num_nodes)
+        if found is not None:
+            return found[0]
+        if not self._equals_last(edge_index, num_nodes):
             # Built outside inference mode even when the first call evaluates: the
             # structure is reused by training steps, which cannot save inference tensors.
             with torch.inference_mode(False):
@@ -49,7 +87,7 @@ class GraphCache:
             strided = edge_index.layout == torch.strided
             self._edge_index = edge_index.clone() if strided else None
             self._num_nodes = num_nodes
-        self._source, self._source_version = edge_index, tensor_version(edge_index)
+        self._keep_live(edge_index, num_nodes, self._value)
         return self._value
 
 

@@ -112,7 +112,10 @@ class GraphLevelTask(MiniBatchSteps, GraphTask):
             # A private generator: a DataLoader iterator draws a base seed, which must
             # not come from the global stream when only some epochs collate (resumed runs).
             loader = DataLoader(graphs, batch_size=EVAL_BATCH_SIZE, generator=torch.Generator())
-            batches = list(loader)
+            # Collated as normal tensors even inside the evaluation's inference mode: they
+            # keep a version counter, so the models' graph caches can key on them.
+            with torch.inference_mode(False):
+                batches = list(loader)
             cached = self._eval_batches[dataloader_idx] = (list(graphs), batches)
         return cached[1]
 
