@@ -136,7 +136,7 @@ def _ranking_metrics(probs: Tensor, target: Tensor, labelled: Tensor) -> tuple[T
     labels; the others one at a time on their labelled rows.
     """
     complete = labelled.all(0)
-    ap = torch.full((probs.size(1),), math.nan, dtype=torch.float64)
+    ap = torch.full((probs.size(1),), math.nan, dtype=torch.float64, device=probs.device)
     auroc = ap.clone()
     if bool(complete.any()):
         ap[complete], auroc[complete] = _ranked_columns(probs[:, complete], target[:, complete])
