@@ -68,12 +68,19 @@ def _measure_trees(trees: dict[str, Path], args) -> dict[str, list[dict]]:
     e1, e2 = args.epochs
     work = {name: Path(tempfile.mkdtemp(prefix=f"ml_cost_{name}_")) for name in trees}
     steps = [
-        (name, "warmup", ["model=mlp", f"dataset={','.join(args.datasets)}", "trainer.max_epochs=1"])
+        (
+            name,
+            "warmup",
+            ["model=mlp", f"dataset={','.join(args.datasets)}", "trainer.max_epochs=1"],
+        )
         for name in trees
     ]
     steps += [
-        (name, f"timed_{dataset}",
-         [f"trainer.max_epochs={e1},{e2}", f"model={models}", f"dataset={dataset}"])
+        (
+            name,
+            f"timed_{dataset}",
+            [f"trainer.max_epochs={e1},{e2}", f"model={models}", f"dataset={dataset}"],
+        )
         for dataset in args.datasets
         for name in trees
     ]
@@ -81,13 +88,15 @@ def _measure_trees(trees: dict[str, Path], args) -> dict[str, list[dict]]:
     for i, (name, folder, overrides) in enumerate(steps, 1):
         cmd, env = _sweep_command(trees[name], work[name], args.mirror, overrides, folder)
         with open(work[name] / f"{folder}.log", "w") as log:
-            rc = subprocess.run(cmd, env=env, cwd=trees[name], stdout=log,
-                                stderr=subprocess.STDOUT, check=False).returncode
+            rc = subprocess.run(
+                cmd, env=env, cwd=trees[name], stdout=log, stderr=subprocess.STDOUT, check=False
+            ).returncode
         if rc:
             tail = (work[name] / f"{folder}.log").read_text()[-3000:]
             raise SystemExit(f"{name} tree's {folder} sweep failed (rc {rc}):\n{tail}")
-        print(f"  [{time.monotonic() - started:6.0f} s] {i}/{len(steps)}: {name} {folder}",
-              flush=True)
+        print(
+            f"  [{time.monotonic() - started:6.0f} s] {i}/{len(steps)}: {name} {folder}", flush=True
+        )
     return {
         name: [r for d in args.datasets for r in _records(work[name] / f"timed_{d}")]
         for name in trees
@@ -105,7 +114,9 @@ def _per_cell_costs(records: list[dict], epochs: tuple[int, int]) -> dict[tuple,
     costs = {}
     for cell, by_epochs in walls.items():
         if set(by_epochs) != {e1, e2}:
-            raise SystemExit(f"{cell}: expected runs of {e1} and {e2} epochs, got {sorted(by_epochs)}")
+            raise SystemExit(
+                f"{cell}: expected runs of {e1} and {e2} epochs, got {sorted(by_epochs)}"
+            )
         per_epoch = (by_epochs[e2] - by_epochs[e1]) / (e2 - e1)
         fixed = by_epochs[e1] - e1 * per_epoch
         # The epochs' share of the longer run is within the noise of its fixed part.
@@ -152,8 +163,10 @@ def _table(costs: dict[str, dict], sweep: dict[tuple, dict], args) -> str:
             )
             if not runs or len(runs["epochs"]) < args.seeds:
                 missing.append(f"{model} / {dataset}")
-                lines.append(f"{head} | {len(runs['epochs']) if runs else 0} of {args.seeds} "
-                             "runs finished | | | |")
+                lines.append(
+                    f"{head} | {len(runs['epochs']) if runs else 0} of {args.seeds} "
+                    "runs finished | | | |"
+                )
                 continue
             epochs = runs["epochs"]
             # Epochs within the noise count as free in both trees (the cell is its set-up).
@@ -177,18 +190,29 @@ def _table(costs: dict[str, dict], sweep: dict[tuple, dict], args) -> str:
     )
     if missing:
         lines.append("")
-        lines.append(f"Not in the totals (the sweep has fewer than {args.seeds} finished runs): "
-                     + ", ".join(missing) + ".")
+        lines.append(
+            f"Not in the totals (the sweep has fewer than {args.seeds} finished runs): "
+            + ", ".join(missing)
+            + "."
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compare-src", required=True, type=Path,
-                        help="root of the other checkout (train.py, conf/, src/)")
+    parser.add_argument(
+        "--compare-src",
+        required=True,
+        type=Path,
+        help="root of the other checkout (train.py, conf/, src/)",
+    )
     parser.add_argument("--mirror", required=True, help="data mirror, e.g. ../shared/data")
-    parser.add_argument("--sweep", type=Path, default=None,
-                        help="a finished ml_real sweep dir: its runs' epochs scale the costs")
+    parser.add_argument(
+        "--sweep",
+        type=Path,
+        default=None,
+        help="a finished ml_real sweep dir: its runs' epochs scale the costs",
+    )
     parser.add_argument("--epochs", type=int, nargs=2, default=[2, 12], metavar=("E1", "E2"))
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
@@ -207,16 +231,23 @@ def main() -> None:
         parser.error(f"--compare-src {other} has no train.py and src/: give a checkout's root")
     if args.sweep is not None and not args.sweep.is_dir():
         parser.error(f"--sweep {args.sweep} is not a folder")
-    print(f"timing {len(args.models)} methods x {len(args.datasets)} datasets at {e1} and {e2} "
-          f"epochs in both trees (this one and {other}), one thread, taking turns")
+    print(
+        f"timing {len(args.models)} methods x {len(args.datasets)} datasets at {e1} and {e2} "
+        f"epochs in both trees (this one and {other}), one thread, taking turns"
+    )
     records = _measure_trees({"old": other, "new": THIS_ROOT}, args)
     costs = {name: _per_cell_costs(recs, (e1, e2)) for name, recs in records.items()}
     sweep = _sweep_epochs(args.sweep)
     if args.json:
-        args.json.write_text(json.dumps(
-            {name: {f"{m}:{d}": c for (m, d), c in cells.items()} for name, cells in costs.items()},
-            indent=1,
-        ))
+        args.json.write_text(
+            json.dumps(
+                {
+                    name: {f"{m}:{d}": c for (m, d), c in cells.items()}
+                    for name, cells in costs.items()
+                },
+                indent=1,
+            )
+        )
     print()
     print(_table(costs, sweep, args))
 

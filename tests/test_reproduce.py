@@ -159,3 +159,45 @@ def test_render_cells_rows_and_source_notes():
     assert lines[3].endswith(f"| {rc.NOT_AVAILABLE} |")
     assert lines[4] == "| mnist | GCN | 0.105 [2] | — | — | missing: cmd |"
     assert "[1] findings" in text and "[2] other" in text
+
+
+def test_median_mde_bootstrap_interval_is_a_seed_resampling_of_the_median_mde():
+    """Written again as a plain loop: resample the shared seeds, recompute every pair's
+    MDE with graphnetz.stats, take the median; same generator, same interval."""
+    import numpy as np
+    import reproduce_gn_pairwise as gp
+
+    from graphnetz.stats import min_detectable_difference
+
+    rng = np.random.default_rng(4)
+    models = list(gp.MODELS)
+    values = {
+        ("cora", m): {s: 0.8 + 0.01 * i + float(rng.normal(0, 0.006)) for s in range(10)}
+        for i, m in enumerate(models)
+    }
+    low, high, n = gp.median_mde_interval(values, "cora", draws=300)
+    assert n == 10
+    acc = np.array([[values[("cora", m)][s] for m in models] for s in range(10)])
+    rows = np.random.default_rng(0).integers(0, 10, size=(300, 10))
+    medians = []
+    for draw in rows:
+        sample = acc[draw]
+        medians.append(
+            np.median(
+                [
+                    min_detectable_difference(
+                        float(np.std(sample[:, a] - sample[:, b], ddof=1)), 10, 0.8, gp.ALPHA
+                    )
+                    for a in range(len(models))
+                    for b in range(a + 1, len(models))
+                ]
+            )
+        )
+    assert (low, high) == pytest.approx(tuple(np.percentile(medians, [2.5, 97.5])), rel=1e-9)
+    point = float(np.median(gp.pair_tests(values, "cora")[3]))
+    assert low < point < high
+    doubled = {k: {s: 2 * v for s, v in seeds.items()} for k, seeds in values.items()}
+    assert gp.median_mde_interval(doubled, "cora", draws=300)[:2] == pytest.approx(
+        (2 * low, 2 * high)
+    )
+    assert gp.median_mde_interval({("cora", "gcn"): values[("cora", "gcn")]}, "cora") is None

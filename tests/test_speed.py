@@ -227,7 +227,7 @@ def test_graph_cache_keeps_the_structures_of_live_graphs_and_forgets_dead_ones()
         return edge_index.sum().item()
 
     evaluation = [torch.randint(0, 9, (2, 20)) for _ in range(3)]
-    for epoch in range(4):
+    for _epoch in range(4):
         for _ in range(5):  # a new training batch each step, dropped after it
             cache.get(torch.randint(0, 9, (2, 30)), 9, build)
         for graph in evaluation:
