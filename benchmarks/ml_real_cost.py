@@ -13,12 +13,14 @@ The trees take turns dataset by dataset (one process at a time, one thread: run 
 side, a tree's light cells were timed beside the other's heavy ones and came out up to
 1.5x off); each first runs one epoch of every dataset (not timed) so that processing the
 raw files is not counted. A per-epoch cost below what the machine's noise on the fixed
-part allows (DeepWalk's walks and skip-gram take seconds) is printed as "noise", and such a
-cell's cost is its fixed part alone in both trees. The per-run and per-cell cost of the sweep at each tree's speed then
-takes the epochs that the runs of a finished sweep took (``--sweep``, its records): run =
-fixed + epochs x per epoch, summed over the cell's seeds. The epochs of a run do not depend
-on the tree where results are unchanged (docs/speed.md lists the changes that moved them
-by float rounding only).
+part allows (DeepWalk's walks and skip-gram take seconds) is printed as "noise", and such
+a cell's cost is its fixed part alone in both trees.
+
+The per-run and per-cell cost of the sweep at each tree's speed then takes the epochs that
+the runs of a finished sweep took (``--sweep``, its records): run = fixed + epochs x per
+epoch, summed over the cell's seeds. The epochs of a run do not depend on the tree where
+results are unchanged (docs/speed.md lists the changes that moved them by float rounding
+only).
 
     python benchmarks/ml_real_cost.py --compare-src /tmp/mlbase --mirror ../shared/data \\
         --sweep outputs/multirun/repro_ml_real [--epochs 2 12] [--models ...] [--datasets ...]
