@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,14 +96,23 @@ def _measure_trees(trees: dict[str, Path], args) -> dict[str, list[dict]]:
             ).returncode
         if rc:
             tail = (work[name] / f"{folder}.log").read_text()[-3000:]
-            raise SystemExit(f"{name} tree's {folder} sweep failed (rc {rc}):\n{tail}")
+            raise SystemExit(
+                f"{name} tree's {folder} sweep failed (rc {rc}; its runs are in "
+                f"{work[name]}):\n{tail}"
+            )
         print(
             f"  [{time.monotonic() - started:6.0f} s] {i}/{len(steps)}: {name} {folder}", flush=True
         )
-    return {
+    records = {
         name: [r for d in args.datasets for r in _records(work[name] / f"timed_{d}")]
         for name in trees
     }
+    for name, folder in work.items():
+        if args.keep_runs:
+            print(f"  {name} tree's runs kept in {folder}")
+        else:
+            shutil.rmtree(folder)
+    return records
 
 
 def _per_cell_costs(records: list[dict], epochs: tuple[int, int]) -> dict[tuple, dict]:
@@ -220,6 +230,9 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--seeds", type=int, default=3, help="runs per cell in a full sweep")
     parser.add_argument("--json", type=Path, default=None, help="also write the measurements")
+    parser.add_argument(
+        "--keep-runs", action="store_true", help="keep the timed runs' folders (default: removed)"
+    )
     args = parser.parse_args()
     e1, e2 = args.epochs
     if not 1 <= e1 < e2:
