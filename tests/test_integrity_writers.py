@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
@@ -154,3 +155,25 @@ def test_a_written_report_is_readable_by_the_group_and_others_under_umask_022(tm
     assert {p.relative_to(tmp_path).as_posix(): oct(mode(p)) for p in files} == {
         p.relative_to(tmp_path).as_posix(): "0o644" for p in files
     }
+
+
+def test_tight_bbox_once_gives_the_tight_png_and_leaves_constrained_figures_alone(tmp_path):
+    """The box computed once for all formats crops a PNG exactly as "tight" does."""
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from graphnetz.atomic import tight_bbox
+
+    fig, axes = plt.subplots(1, 2, figsize=(5, 3))
+    for ax in axes:
+        ax.errorbar(range(5), range(5), yerr=0.5, fmt="o", label="a long legend label")
+        ax.set_title("a title")
+        ax.set_ylabel("accuracy")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside the axes
+    fig.tight_layout()
+    tight = save_figure(fig, tmp_path / "tight.png")
+    once = save_figure(fig, tmp_path / "once.png", tight_bbox(fig))
+    a, b = (np.asarray(Image.open(p)) for p in (tight, once))
+    assert a.shape == b.shape and np.array_equal(a, b)
+    plt.close(fig)
+    assert tight_bbox(Figure(layout="constrained")) == "tight"

@@ -92,9 +92,38 @@ def write_text(path: str | Path, text: str) -> Path:
     return write_atomic(path, lambda fh: fh.write(text), "w")
 
 
-def save_figure(fig, path: str | Path) -> Path:
-    """Atomically save a matplotlib figure; the format comes from the path's suffix."""
+#: Resolution of saved raster figures (dots per inch).
+FIGURE_DPI = 200
+
+
+def save_figure(fig, path: str | Path, bbox_inches="tight") -> Path:
+    """Atomically save a matplotlib figure; the format comes from the path's suffix.
+
+    ``bbox_inches``: the crop box, ``"tight"`` by default; a figure saved in several
+    formats can pass :func:`tight_bbox`'s box, computed once."""
     fmt = Path(path).suffix.lstrip(".")
     return write_atomic(
-        path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=200), "wb"
+        path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches=bbox_inches, dpi=FIGURE_DPI), "wb"
     )
+
+
+def tight_bbox(fig):
+    """The crop box ``bbox_inches="tight"`` gives at :data:`FIGURE_DPI`, or ``"tight"``
+    itself for a figure whose layout engine still runs at draw time (constrained layout).
+
+    Computed once, it saves each format its own search for the box (a PNG with it is
+    pixel for pixel the ``"tight"`` one; a PDF's box may differ by a fraction of a point).
+    """
+    from matplotlib import rcParams
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if engine is not None and not isinstance(engine, PlaceHolderLayoutEngine):
+        return "tight"
+    dpi = fig.dpi
+    fig.set_dpi(FIGURE_DPI)  # text extents at the resolution the files are drawn at
+    try:
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+    finally:
+        fig.set_dpi(dpi)
+    return box.padded(rcParams["savefig.pad_inches"])

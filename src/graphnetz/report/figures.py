@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from graphnetz import stats  # noqa: E402
-from graphnetz.atomic import save_figure  # noqa: E402
+from graphnetz.atomic import save_figure, tight_bbox  # noqa: E402
 
 from .analysis import CriticalDifference, ReportAnalysis  # noqa: E402
 from .cells import mark_best, pval, slug  # noqa: E402
@@ -30,7 +30,8 @@ BEST_COLOR, OTHER_COLOR, OVERLAP_COLOR = "#1f4e99", "#7f7f7f", "#6a9fd8"
 
 
 def _save(fig, directory: Path, name: str) -> list[Path]:
-    paths = [save_figure(fig, directory / f"{name}.{ext}") for ext in FORMATS]
+    box = tight_bbox(fig)
+    paths = [save_figure(fig, directory / f"{name}.{ext}", box) for ext in FORMATS]
     plt.close(fig)
     return paths
 
