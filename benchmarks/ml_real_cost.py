@@ -42,6 +42,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from reproduce_common import sweep_records
+
 THIS_ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ("humloc", "eukloc", "pcg", "dblp", "blogcatalog")
 #: A per-epoch cost whose E2 - E1 epochs add less than this many seconds, or this share of
@@ -140,11 +142,10 @@ def _per_cell_costs(records: list[dict], epochs: tuple[int, int]) -> dict[tuple,
 def _sweep_epochs(sweep: Path | None) -> dict[tuple, dict]:
     """Per cell of a finished sweep: its runs' epochs and measured wall times (ok runs)."""
     cells: dict[tuple, dict] = defaultdict(lambda: {"epochs": [], "walls": []})
-    for r in _records(sweep) if sweep else []:
-        if r.get("status") == "ok":
-            cell = cells[(r["model"], r["dataset"])]
-            cell["epochs"].append(int(r["epochs_run"]))
-            cell["walls"].append(float(r["wall_time_s"]))
+    for r in sweep_records([sweep]) if sweep else []:
+        cell = cells[(r["model"], r["dataset"])]
+        cell["epochs"].append(int(r["epochs_run"]))
+        cell["walls"].append(float(r["wall_time_s"]))
     return cells
 
 

@@ -231,10 +231,10 @@ def dataset_cells(
     )
     variant, width, inputs = variants
     reference = {**variant, **width, **inputs}  # the reference's settings where we ran them
-    reference_resolved, reference_values = None, None
+    reference_resolved, reference_values, reference_mde = None, None, None
     if any(k[0] == dataset for k in reference):
         reference_values = {**values, **reference}
-        _, ref_t, _, _ = pair_tests(reference_values, dataset)
+        _, ref_t, _, reference_mde = pair_tests(reference_values, dataset)
 
         def how(key) -> str:
             parts = [
@@ -259,16 +259,20 @@ def dataset_cells(
     if resolved.published is not None and reference_resolved == resolved.published.value:
         resolved.explanation = note  # the reference's settings resolve as many pairs
     means.append(resolved)
-    means.append(
-        mde_cell(published.get((*key, "median_mde")), values, reference_values, dataset, mde)
-    )
+    settings = [
+        ("", values, mde),
+        (" with the reference's settings", reference_values, reference_mde),
+    ]
+    means.append(mde_cell(published.get((*key, "median_mde")), settings, dataset))
     return means, pvalues
 
 
-def mde_cell(published, values, reference_values, dataset: str, mde) -> Cell:
+def mde_cell(published, settings, dataset: str) -> Cell:
     """The median MDE, explained when a bootstrap interval over seeds holds the published
-    value: an MDE scales with the seeds' spread, which 10 seeds estimate only roughly. The
-    same at the reference's settings (``reference_values``, where they were run)."""
+    value: an MDE scales with the seeds' spread, which 10 seeds estimate only roughly.
+    ``settings``: ``(label, per-seed values, the pairs' MDEs)`` at our settings first, then
+    at the reference's (values None where they were not run)."""
+    mde = settings[0][2]
     cell = Cell(
         (dataset, f"{len(mde)} pairs", "median MDE (power 0.8)"),
         published,
@@ -278,12 +282,12 @@ def mde_cell(published, values, reference_values, dataset: str, mde) -> Cell:
         return cell
     unit = published.unit or 0.0
     notes = []
-    for label, seeds in (("", values), (" with the reference's settings", reference_values)):
+    for label, seeds, pair_mde in settings:
         interval = median_mde_interval(seeds, dataset) if seeds else None
         if interval is None:
             continue
         low, high, n = interval
-        median = float(np.median(pair_tests(seeds, dataset)[3]))
+        median = float(np.median(pair_mde))
         holds = low - unit / 2 <= published.value <= high + unit / 2
         notes.append(
             f"{label} the median MDE is {median:.4f}, and resampling the {n} seeds (2000 "
