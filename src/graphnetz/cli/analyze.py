@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 
 from graphnetz.cli.legacy_facts import complete_dataset_facts
+from graphnetz.cli.quick_exit import exit_after
 from graphnetz.report import (
     CI_METHODS,
     CLIQUE_METHODS,
@@ -233,5 +234,10 @@ def _print_closing_notes(report: BenchmarkReport) -> None:
         print(pairs.to_string(index=False))
 
 
+def cli() -> None:
+    """``graphnetz-analyze``: :func:`main`, then the end of the process without teardown."""
+    exit_after(main, sys.argv[0], status_from_result=True)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_after(main, __file__, status_from_result=True)

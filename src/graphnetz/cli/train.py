@@ -15,6 +15,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from graphnetz.cli import run_dirs
+from graphnetz.cli.quick_exit import exit_after
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.sweep.plugins import expose_hydra_plugins
 from graphnetz.training.run import run_experiment
@@ -36,5 +37,10 @@ def main(cfg: DictConfig) -> float | None:
     return record.validation_value() if record.status == "ok" else None
 
 
+def cli() -> None:
+    """``graphnetz-train``: :func:`main`, then the end of the process without teardown."""
+    exit_after(main, sys.argv[0])
+
+
 if __name__ == "__main__":
-    main()
+    exit_after(main, __file__)

@@ -7,6 +7,7 @@ import argparse
 import logging
 import sys
 
+from graphnetz.cli.quick_exit import exit_after
 from graphnetz.launch import absolute_path
 from graphnetz.training.run import quiet_libraries
 from graphnetz.tune.selected import write_tuned_config
@@ -68,5 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def cli() -> None:
+    """``graphnetz-tune``: :func:`main`, then the end of the process without teardown."""
+    exit_after(main, sys.argv[0], status_from_result=True)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_after(main, __file__, status_from_result=True)
