@@ -232,9 +232,13 @@ def dataset_cells(
     variant, width, inputs = variants
     reference = {**variant, **width, **inputs}  # the reference's settings where we ran them
     reference_resolved, reference_values, reference_mde = None, None, None
+    underpowered = None
     if any(k[0] == dataset for k in reference):
         reference_values = {**values, **reference}
-        _, ref_t, _, reference_mde = pair_tests(reference_values, dataset)
+        ref_pairs, ref_t, _, reference_mde = pair_tests(reference_values, dataset)
+        underpowered = underpowered_pairs(
+            published, key, reference_values, dataset, ref_pairs, ref_t, reference_mde
+        )
 
         def how(key) -> str:
             parts = [
@@ -258,6 +262,13 @@ def dataset_cells(
     )
     if resolved.published is not None and reference_resolved == resolved.published.value:
         resolved.explanation = note  # the reference's settings resolve as many pairs
+    elif (
+        resolved.published is not None
+        and reference_resolved is not None
+        and reference_resolved < resolved.published.value
+        and underpowered
+    ):
+        resolved.explanation = f"{note}; {underpowered}"
     means.append(resolved)
     settings = [
         ("", values, mde),
@@ -265,6 +276,34 @@ def dataset_cells(
     ]
     means.append(mde_cell(published.get((*key, "median_mde")), settings, dataset))
     return means, pvalues
+
+
+def underpowered_pairs(published, key, values, dataset: str, pairs, t_p, mde) -> str | None:
+    """Why fewer pairs are resolved than published, if the pairs left unresolved at the
+    reference's settings all differ by less than their minimum detectable effect (power
+    0.8): whether such a pair is resolved at this many seeds is then a matter of chance.
+    None if some unresolved pair differs by more (that is not a power question)."""
+    said = []
+    for (a, b), p, m in zip(pairs, t_p, mde, strict=True):
+        if p <= ALPHA:
+            continue
+        x, y = paired(values[(dataset, a)], values[(dataset, b)])
+        diff = abs(float(np.mean(x - y)))
+        if diff >= m:
+            return None
+        pub = [published.get((*key, MODELS[k])) for k in (a, b)]
+        gap = f", {abs(pub[0].value - pub[1].value):.3f} published" if all(pub) else ""
+        said.append(
+            f"{MODELS[a]} vs {MODELS[b]} ({diff:.4f} here{gap}; detectable with power 0.8 "
+            f"at {x.size} seeds: {m:.4f}; Holm t p = {p:.3f})"
+        )
+    if not said:
+        return None
+    return (
+        "the pairs the reference's settings leave unresolved differ by less than the "
+        "smallest difference this many seeds detect, so resolving them is chance: "
+        + ", ".join(said)
+    )
 
 
 def mde_cell(published, settings, dataset: str) -> Cell:
