@@ -43,6 +43,28 @@ def test_attention_heads_must_divide_hidden_size():
         GAT(5, hidden_channels=10, out_channels=3, heads=4)
 
 
+@pytest.mark.parametrize("cls", [GAT, GraphTransformer])
+def test_head_channels_widen_the_heads_not_the_output(cls):
+    """heads x head_channels hidden layers into a hidden_channels output: the reference
+    paper's attention encoders; with the classes as output the same network as
+    hidden_channels = heads x head_channels (same parameters, same outputs)."""
+    x = torch.randn(12, 5)
+    edges = _random_simple_graph(12, 30, seed=3)
+    torch.manual_seed(0)
+    wide = cls(5, hidden_channels=16, heads=4, head_channels=8)
+    assert wide(x, edges).shape == (12, 16)  # the embedding stays hidden_channels wide
+    assert wide.layers[0].heads * wide.layers[0].out_channels == 32
+    torch.manual_seed(0)
+    a = cls(5, hidden_channels=99, out_channels=3, heads=4, head_channels=8).eval()
+    torch.manual_seed(0)
+    b = cls(5, hidden_channels=32, out_channels=3, heads=4).eval()
+    assert [p.shape for p in a.parameters()] == [p.shape for p in b.parameters()]
+    assert torch.equal(a(x, edges), b(x, edges))
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="head_channels"):
+            cls(5, hidden_channels=16, heads=4, head_channels=bad)
+
+
 def _random_simple_graph(num_nodes: int, num_edges: int, seed: int) -> torch.Tensor:
     from torch_geometric.utils import coalesce, remove_self_loops
 

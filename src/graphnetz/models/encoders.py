@@ -120,7 +120,15 @@ class GraphSAGE(NodeEncoder):
 
 
 class _MultiHead(NodeEncoder):
-    """Attention encoders: hidden layers concatenate ``heads`` heads, the last one averages."""
+    """Attention encoders: hidden layers concatenate ``heads`` heads, the last one averages.
+
+    A hidden layer is ``hidden_channels`` wide, split over the heads; with
+    ``head_channels`` (``+model.head_channels=64``) each head is that wide instead, so a
+    hidden layer is ``heads x head_channels`` and ``hidden_channels`` stays the width of
+    the output where a task asks for it (link and graph adapters): the encoders of the
+    GraphNetz paper's reference (8 x 64 for GAT, 4 x 64 for the GraphTransformer, into a
+    64-wide embedding).
+    """
 
     conv: ClassVar[type]
 
@@ -133,13 +141,22 @@ class _MultiHead(NodeEncoder):
         dropout=0.5,
         heads: int = 8,
         attn_dropout: float = 0.6,
+        head_channels: int | None = None,
         **kw,
     ):
         if heads < 1:
             raise ValueError(f"heads must be >= 1, got {heads!r}")
-        if hidden_channels % heads:
+        out_channels = hidden_channels if out_channels is None else out_channels
+        if head_channels is not None:
+            if isinstance(head_channels, bool) or not isinstance(head_channels, int):
+                raise ValueError(f"head_channels must be a whole number, got {head_channels!r}")
+            if head_channels < 1:
+                raise ValueError(f"head_channels must be >= 1 (or null), got {head_channels!r}")
+            hidden_channels = heads * head_channels
+        elif hidden_channels % heads:
             raise ValueError(
-                f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})"
+                f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads}), "
+                "or set head_channels (the width of each head)"
             )
         super().__init__(
             in_channels,
