@@ -53,13 +53,15 @@ SWEEP_COMMAND = (
     "hydra.sweep.dir={sweep}"
 )
 #: The reference's GAT and GraphTransformer give each head the full hidden width (8 x 64
-#: and 4 x 64, concatenated); ours split model.hidden_channels over the heads. Its
-#: GraphTransformer's attention dropout equals its dropout. The overrides that set these
-#: (with the reference's dropout), per model:
+#: and 4 x 64, concatenated) into a 64-wide output; ours split model.hidden_channels over
+#: the heads unless model.head_channels is set. Its GraphTransformer's attention dropout
+#: equals its dropout. The overrides that set these (with the reference's dropout):
 REFERENCE_WIDTH = {
-    "gat": {"model.hidden_channels": 512, "task.encoder_dropout": 0.6},
-    "gt": {"model.hidden_channels": 256, "task.encoder_dropout": 0.1, "model.attn_dropout": 0.1},
+    "gat": {"model.head_channels": 64, "task.encoder_dropout": 0.6},
+    "gt": {"model.head_channels": 64, "task.encoder_dropout": 0.1, "model.attn_dropout": 0.1},
 }
+#: Keys that are not in the model configs: added on the command line with ``+``.
+APPENDED_KEYS = ("model.input_dropout", "model.head_channels")
 #: The reference's GraphSAGE and GraphTransformer drop only between their two layers, not
 #: their input features (its GAT drops both; its GCN has no dropout). The overrides that
 #: set this, with the reference's other settings of the model:
@@ -75,11 +77,10 @@ WIDTH_COMMAND = (
 
 
 def command_overrides(settings: dict) -> str:
-    """Command-line overrides for ``settings``; ``input_dropout`` is not in the model
-    configs, so it is added (``+``), and booleans are written as Hydra reads them."""
+    """Command-line overrides for ``settings``; keys not in the model configs
+    (:data:`APPENDED_KEYS`) are added (``+``), booleans written as Hydra reads them."""
     return " ".join(
-        f"{'+' if k == 'model.input_dropout' else ''}{k}={str(v).lower()}"
-        for k, v in settings.items()
+        f"{'+' if k in APPENDED_KEYS else ''}{k}={str(v).lower()}" for k, v in settings.items()
     )
 
 
@@ -175,7 +176,7 @@ def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width, inpu
             )
         )
     if (dataset, m) in width:
-        overrides = " ".join(f"{k}={v}" for k, v in REFERENCE_WIDTH[m].items())
+        overrides = command_overrides(REFERENCE_WIDTH[m])
         settings.append(
             (
                 width[(dataset, m)],
@@ -400,7 +401,7 @@ def main() -> None:
                 [
                     WIDTH_COMMAND.format(
                         model=m,
-                        overrides=" ".join(f"{k}={v}" for k, v in settings.items()),
+                        overrides=command_overrides(settings),
                         sweep=args.reference_width,
                     )
                     for m, settings in REFERENCE_WIDTH.items()
