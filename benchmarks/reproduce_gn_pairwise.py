@@ -61,7 +61,12 @@ REFERENCE_WIDTH = {
     "gt": {"model.head_channels": 64, "task.encoder_dropout": 0.1, "model.attn_dropout": 0.1},
 }
 #: Keys that are not in the model configs: added on the command line with ``+``.
-APPENDED_KEYS = ("model.input_dropout", "model.head_channels")
+APPENDED_KEYS = (
+    "model.input_dropout",
+    "model.head_channels",
+    "dataset.loader.lattice",
+    "dataset.loader.spins",
+)
 #: The reference's GraphSAGE and GraphTransformer drop only between their two layers, not
 #: their input features (its GAT drops both; its GCN has no dropout). The overrides that
 #: set this, with the reference's other settings of the model:
@@ -85,12 +90,15 @@ def command_overrides(settings: dict) -> str:
 
 
 def has_settings(record, overrides: dict[str, float]) -> bool:
-    """Whether a record's resolved config carries every override's value."""
-    config = record["config"]
-    return all(
-        config[key.split(".")[0]].get(key.split(".")[1]) == value
-        for key, value in overrides.items()
-    )
+    """Whether a record's resolved config carries every override's value (dotted keys)."""
+
+    def value_at(key: str):
+        node = record["config"]
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+
+    return all(value_at(key) == value for key, value in overrides.items())
 
 
 def paired(seeds_a: dict[int, float], seeds_b: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:

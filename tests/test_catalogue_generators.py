@@ -144,6 +144,44 @@ def test_ising_is_a_20x20_open_square_lattice_of_pm1_spins():
     assert bool(((rows[0] - rows[1]).abs() + (cols[0] - cols[1]).abs() == 1).all())
 
 
+def test_ising_at_the_reference_definition_is_its_grid_and_bernoulli_spins():
+    """lattice=reference: every node joined to its up to 8 neighbours and to itself
+    (PyG's grid, the reference package's graph); spins=bernoulli: its independent
+    draws, P(+1) = (1 + tanh(1/T)) / 2 from a torch generator seeded with the seed."""
+    import torch
+
+    data = load_ising(seed=3, side=6, lattice="reference", spins="bernoulli")
+    rows, cols = data.edge_index // 6, data.edge_index % 6
+    chebyshev = torch.maximum((rows[0] - rows[1]).abs(), (cols[0] - cols[1]).abs())
+    assert bool((chebyshev <= 1).all())
+    pairs = set(map(tuple, data.edge_index.t().tolist()))
+    expected = {
+        (r1 * 6 + c1, r2 * 6 + c2)
+        for r1 in range(6)
+        for c1 in range(6)
+        for r2 in range(6)
+        for c2 in range(6)
+        if max(abs(r1 - r2), abs(c1 - c2)) <= 1
+    }
+    assert pairs == expected and data.edge_index.size(1) == len(expected)  # self-loops too
+    gen = torch.Generator().manual_seed(3)
+    p_up = (1 + np.tanh(1 / 2.27)) / 2
+    spins = np.where(torch.rand((36, 1), generator=gen).numpy() < p_up, 1.0, -1.0)
+    assert np.array_equal(data.x.numpy(), spins)
+    # the default task is unchanged: Metropolis spins on the 4-neighbour lattice
+    assert torch.equal(
+        load_ising(seed=3, side=6).edge_index,
+        load_ising(seed=3, side=6, lattice="square").edge_index,
+    )
+    assert torch.equal(
+        load_ising(seed=3, side=6).x, load_ising(seed=3, side=6, spins="metropolis").x
+    )
+    with pytest.raises(ValueError, match="lattice.*'square'.*'hexagonal'"):
+        load_ising(seed=0, lattice="hexagonal")
+    with pytest.raises(ValueError, match="spins.*'metropolis'.*'gibbs'"):
+        load_ising(seed=0, spins="gibbs")
+
+
 def test_ising_cold_lattice_orders_and_hot_lattice_follows_tanh_beta():
     cold = load_ising(seed=0, side=10, temperature=0.5, sweeps=300)
     bonds = 2 * 10 * 9

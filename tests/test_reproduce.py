@@ -235,3 +235,24 @@ def test_fewer_resolved_pairs_are_explained_only_by_pairs_below_their_mde():
         gp.underpowered_pairs({}, ("g", "2", "cora"), values, "cora", pairs, resolved_all, mde)
         is None
     )
+
+
+def test_runs_at_the_reference_task_definition_are_kept_apart():
+    """Nested overrides (dataset.loader.*) are matched in the resolved config, and Ising
+    runs at the reference's lattice never count as runs of our Ising task."""
+    import reproduce_gn_cross_category as cc
+    import reproduce_gn_pairwise as gp
+
+    def record(loader):
+        return {"dataset": "ising", "config": {"dataset": {"loader": loader}, "model": {}}}
+
+    ours = record({"side": 20})
+    theirs = record({"side": 20, "lattice": "reference", "spins": "bernoulli"})
+    half = record({"side": 20, "lattice": "reference"})
+    assert gp.has_settings(theirs, {"dataset.loader.lattice": "reference"})
+    assert not gp.has_settings(ours, {"dataset.loader.lattice": "reference"})
+    assert not gp.has_settings(ours, {"model.head_channels": 64})
+    assert [cc.at_reference_definition(r) for r in (ours, theirs, half)] == [False, True, False]
+    command = cc.definition_command("ising", "gat", "DIR")
+    assert "+dataset.loader.lattice=reference +dataset.loader.spins=bernoulli" in command
+    assert "+model.head_channels=64" in command and "hydra.sweep.dir=DIR" in command
