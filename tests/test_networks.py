@@ -497,6 +497,25 @@ def test_degree_features_on_a_link_task_use_training_edges_only():
     assert marked is not full and getattr(full, "feature_rule", None) is None  # cache untouched
 
 
+def test_reference_all_edges_counts_the_held_out_edges_as_the_reference_did(monkeypatch):
+    """The reproduction-only rule: degrees of every edge (the reference package's
+    load-time features), so the held-out edges do shape them; one-hot ids below the limit."""
+    import graphnetz.data.feature_rules as rules
+
+    full = _graph()
+    x, note = node_features("reference_all_edges", full.edge_index, 60)
+    assert torch.equal(x, torch.eye(60)) and "one-hot" in note
+    monkeypatch.setattr(rules, "ONE_HOT_LIMIT", 10)  # 60 nodes now take degree features
+    marked = with_feature_rule(full, "reference_all_edges", "ring", splits_edges=True)
+    graph = LinkPredictionTask.prepare(marked, seed=0).graph
+    torch.testing.assert_close(graph.x, _by_hand(full.edge_index, full.num_nodes))
+    assert not torch.allclose(graph.x, _by_hand(graph.edge_index, full.num_nodes))
+    plain = LinkPredictionTask.prepare(
+        with_feature_rule(full, "reference", "ring", splits_edges=True), seed=0
+    ).graph
+    torch.testing.assert_close(plain.x, _by_hand(plain.edge_index, full.num_nodes))
+
+
 def test_degree_features_of_node_tasks_use_every_edge():
     full = _graph()
     marked = with_feature_rule(full, "degree", "ring", splits_edges=False)
@@ -519,7 +538,7 @@ def test_reference_rule_is_one_hot_up_to_the_limit_then_degree():
 def test_feature_descriptions_pass_and_misspelt_rules_fail():
     data = _graph(10)
     assert with_feature_rule(data, "given: bag-of-words", "cora", splits_edges=True) is data
-    with pytest.raises(ValueError, match=r"'degre'.*\['reference', 'degree', 'constant'\]"):
+    with pytest.raises(ValueError, match=r"'degre'.*\['reference', 'degree', 'constant', 'ref"):
         with_feature_rule(data, "degre", "ring", splits_edges=True)
     data.x = torch.ones(10, 4)
     with pytest.raises(ValueError, match=r"'ring' has node features \(width 4\)"):

@@ -7,11 +7,17 @@ rule that builds them:
 - ``reference``: one-hot node ids when N <= 8 192, else the ``degree`` rule (the
   reference design's rule; an N x N identity beyond that would not fit in memory);
 - ``degree``: ``[d, d^2, 1]`` with ``d = log1p(degree) / log N`` (N >= 2);
-- ``constant``: one feature, 1 for every node.
+- ``constant``: one feature, 1 for every node;
+- ``reference_all_edges``: the ``reference`` rule with the degrees of every edge, held-out
+  ones included, as the reference package computes them when it loads a graph. On link
+  prediction this leaks the validation and test edges into the features (each raises the
+  degree of both its endpoints): it exists to reproduce the reference's numbers, never
+  as a protocol.
 
 Degrees are those of the graph the task trains on: link prediction passes its training
-edges (:mod:`graphnetz.tasks.link_tasks`), so held-out edges never shape the features;
-node-level tasks see the whole graph, so theirs come from every edge.
+edges (:mod:`graphnetz.tasks.link_tasks`), so held-out edges never shape the features
+(except under ``reference_all_edges``); node-level tasks see the whole graph, so theirs
+come from every edge.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ from torch import Tensor
 from torch_geometric.utils import degree
 
 ONE_HOT_LIMIT = 8192
-FEATURE_RULES = ("reference", "degree", "constant")
+FEATURE_RULES = ("reference", "degree", "constant", "reference_all_edges")
+#: Rules whose degrees count every edge of the graph, on link prediction too.
+ALL_EDGE_RULES = ("reference_all_edges",)
 _RULE_LIKE = re.compile(r"^[a-z_]+$")  # a single word; descriptions have spaces or colons
 
 
@@ -52,11 +60,16 @@ def node_features(rule: str, edge_index: Tensor, num_nodes: int) -> tuple[Tensor
     check_rule(rule)
     if rule == "constant":
         return torch.ones(num_nodes, 1), "constant: 1 for every node"
-    if rule == "reference" and num_nodes <= ONE_HOT_LIMIT:
+    if rule in ("reference", "reference_all_edges") and num_nodes <= ONE_HOT_LIMIT:
         return torch.eye(
             num_nodes
-        ), f"reference: one-hot node ids (N = {num_nodes} <= {ONE_HOT_LIMIT})"
-    note = "[log1p(deg)/log N, its square, 1], degrees of the training graph"
+        ), f"{rule}: one-hot node ids (N = {num_nodes} <= {ONE_HOT_LIMIT})"
+    counted = (
+        "degrees of every edge, held-out ones included"
+        if rule in ALL_EDGE_RULES
+        else "degrees of the training graph"
+    )
+    note = f"[log1p(deg)/log N, its square, 1], {counted}"
     return degree_features(edge_index, num_nodes), f"{rule}: {note}"
 
 

@@ -35,7 +35,7 @@ from torch_geometric.transforms import RandomLinkSplit
 from torch_geometric.utils import degree, negative_sampling, to_undirected
 from torchmetrics.functional.classification import binary_auroc, binary_average_precision
 
-from graphnetz.data.feature_rules import node_features
+from graphnetz.data.feature_rules import ALL_EDGE_RULES, node_features
 from graphnetz.task_types import RELATIONAL_LINK
 from graphnetz.tasks.base import SPLITS, GraphTask, TaskData
 from graphnetz.tasks.minibatch import MiniBatchSteps, check_batch_size
@@ -84,7 +84,8 @@ def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, d
     feature_note = getattr(data, "feature_note", None)
     rule = getattr(data, "feature_rule", None)  # dataset.features names a rule
     if x is None and rule is not None:
-        x, feature_note = node_features(rule, train.edge_index, data.num_nodes)
+        edges = data.edge_index if rule in ALL_EDGE_RULES else train.edge_index
+        x, feature_note = node_features(rule, edges, data.num_nodes)
     elif x is None:
         x, feature_note = training_degree_features(train.edge_index, data.num_nodes), FEATURE_RULE
     graph = Data(
