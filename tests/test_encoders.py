@@ -43,6 +43,27 @@ def test_attention_heads_must_divide_hidden_size():
         GAT(5, hidden_channels=10, out_channels=3, heads=4)
 
 
+def test_activation_between_layers_is_chosen_by_name():
+    """activation=elu: ELU where ReLU was (the reference GAT's); the layers' outputs are
+    the same, only the non-linearity between them differs; unknown names are refused."""
+    import torch.nn.functional as F
+
+    x = torch.randn(12, 5)
+    edges = _random_simple_graph(12, 30, seed=4)
+    torch.manual_seed(0)
+    elu = GAT(5, hidden_channels=16, out_channels=3, heads=4, activation="elu").eval()
+    torch.manual_seed(0)
+    relu = GAT(5, hidden_channels=16, out_channels=3, heads=4).eval()
+    hidden = elu.layers[0](x, edges)
+    assert torch.equal(elu(x, edges), elu.layers[1](F.elu(hidden), edges))
+    assert torch.equal(relu(x, edges), relu.layers[1](F.relu(hidden), edges))
+    assert not torch.equal(elu(x, edges), relu(x, edges))
+    with pytest.raises(
+        ValueError, match=r"activation must be one of \['elu', 'relu'\], got 'tanh'"
+    ):
+        GCN(5, hidden_channels=8, activation="tanh")
+
+
 @pytest.mark.parametrize("cls", [GAT, GraphTransformer])
 def test_head_channels_widen_the_heads_not_the_output(cls):
     """heads x head_channels hidden layers into a hidden_channels output: the reference

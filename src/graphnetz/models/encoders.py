@@ -23,12 +23,16 @@ from graphnetz.models.gat_conv import SortedGATConv
 from graphnetz.models.graph_cache import AdjacencyCache
 from graphnetz.models.sparse_features import SparseFeatures, SparseRows, fast_dropout, project
 
+#: Non-linearities between an encoder's layers (``activation``).
+ACTIVATIONS = {"relu": F.relu, "elu": F.elu}
+
 
 class NodeEncoder(GraphModel):
     """``num_layers`` layers built by :meth:`make_layer`, ReLU + dropout between them,
     and dropout on the input features unless ``input_dropout=False``
     (``+model.input_dropout=false``; the GraphNetz paper's reference encoders drop only
-    between layers).
+    between layers). ``activation`` (``+model.activation=elu``) is the non-linearity
+    between layers: ``relu`` or ``elu`` (the reference GAT's).
 
     Subclasses only say how one layer is made; everything else (depth, dropout, the
     task types they can serve through adapters) is shared.
@@ -47,11 +51,15 @@ class NodeEncoder(GraphModel):
         num_layers: int = 2,
         dropout: float = 0.5,
         input_dropout: bool = True,
+        activation: str = "relu",
         **layer_kwargs,
     ) -> None:
         super().__init__()
         if not isinstance(input_dropout, bool):
             raise ValueError(f"input_dropout must be true or false, got {input_dropout!r}")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        self.activation = ACTIVATIONS[activation]
         if num_layers < 1:
             raise ValueError(f"num_layers must be >= 1, got {num_layers!r}")
         if not 0.0 <= dropout < 1.0:
@@ -78,8 +86,9 @@ class NodeEncoder(GraphModel):
         return self.apply_layers(x, edge_index, len(self.layers))
 
     def apply_layers(self, x: Tensor, edge_index: Tensor, count: int) -> Tensor:
-        """The first ``count`` layers, each but the stack's output layer followed by ReLU
-        (``count = len(layers) - 1`` gives the hidden representation DGI pre-trains)."""
+        """The first ``count`` layers, each but the stack's output layer followed by the
+        activation (``count = len(layers) - 1`` gives the hidden representation DGI
+        pre-trains)."""
         if self.sparse_aggregation:
             edge_index = self._adjacency.adjacency(edge_index, x.size(0))
         x = self._sparse_features.get(x)  # bag-of-words, one-hot ids: mostly zeros
@@ -88,7 +97,7 @@ class NodeEncoder(GraphModel):
                 x = _dropout(x, self.dropout, self.training)
             x = layer(x, edge_index) if self.uses_edges else project(layer, x)
             if i < len(self.layers) - 1:
-                x = F.relu(x)
+                x = self.activation(x)
         return x
 
 
