@@ -54,16 +54,18 @@ SWEEP_COMMAND = (
 )
 #: The reference's GAT and GraphTransformer give each head the full hidden width (8 x 64
 #: and 4 x 64, concatenated) into a 64-wide output; ours split model.hidden_channels over
-#: the heads unless model.head_channels is set. Its GraphTransformer's attention dropout
-#: equals its dropout. The overrides that set these (with the reference's dropout):
+#: the heads unless model.head_channels is set. Its GAT has ELU between its layers, its
+#: GraphTransformer's attention dropout equals its dropout. The overrides that set these
+#: (with the reference's dropout):
 REFERENCE_WIDTH = {
-    "gat": {"model.head_channels": 64, "task.encoder_dropout": 0.6},
+    "gat": {"model.head_channels": 64, "task.encoder_dropout": 0.6, "model.activation": "elu"},
     "gt": {"model.head_channels": 64, "task.encoder_dropout": 0.1, "model.attn_dropout": 0.1},
 }
 #: Keys that are not in the model configs: added on the command line with ``+``.
 APPENDED_KEYS = (
     "model.input_dropout",
     "model.head_channels",
+    "model.activation",
     "dataset.loader.lattice",
     "dataset.loader.spins",
 )
