@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from reproduce_common import (
@@ -110,24 +111,33 @@ REFERENCE_COMMAND = (
 )
 
 
-#: The reference package's own definition of a task where ours differs, as overrides:
-#: its Ising lattice is PyG's ``grid`` (8 neighbours and a self-loop per node) with
+class Definition(NamedTuple):
+    """The reference package's own definition of a task where ours differs."""
+
+    overrides: dict  # the overrides that give it
+    note: str  # what differs, in words
+    models: tuple[str, ...]  # the models run at it
+
+
+#: Its Ising lattice is PyG's ``grid`` (8 neighbours and a self-loop per node) with
 #: independent Bernoulli spins (kleyt0n/graphnetz src/graphnetz/datasets/physics.py); its
 #: Netzschleuder graphs above 8 192 nodes get degree features computed at load time, from
-#: every edge (src/graphnetz/datasets/_netz.py), which the link split then holds out.
+#: every edge (src/graphnetz/datasets/_netz.py), which the link split then holds out. The
+#: wide-headed attention encoders take minutes per Internet AS run here, and both of
+#: those cells are inside already.
 REFERENCE_DATASETS = {
-    "ising": {"dataset.loader.lattice": "reference", "dataset.loader.spins": "bernoulli"},
-    "internet_as": {"dataset.features": "reference_all_edges"},
+    "ising": Definition(
+        {"dataset.loader.lattice": "reference", "dataset.loader.spins": "bernoulli"},
+        "its lattice is PyG's grid, 8 neighbours and a self-loop per node, its spins "
+        "independent Bernoulli draws",
+        ("gcn", "gat", "sage", "gt"),
+    ),
+    "internet_as": Definition(
+        {"dataset.features": "reference_all_edges"},
+        "its degree features count every edge, the held-out validation and test edges included",
+        ("gcn", "sage"),
+    ),
 }
-REFERENCE_DATASET_NOTES = {
-    "ising": "its lattice is PyG's grid, 8 neighbours and a self-loop per node, its spins "
-    "independent Bernoulli draws",
-    "internet_as": "its degree features count every edge, the held-out validation and test "
-    "edges included",
-}
-#: The models run at those definitions (the wide-headed attention encoders take minutes
-#: per Internet AS run here, and both of those cells are inside already).
-DEFINITION_MODELS = {"ising": ("gcn", "gat", "sage", "gt"), "internet_as": ("gcn", "sage")}
 
 
 #: Where the reference's task uses data that is not offline here (said in open cells).
@@ -145,12 +155,13 @@ def reference_overrides(model: str) -> str:
 
 def at_reference_definition(record) -> bool:
     """Whether a run used the reference package's definition of its dataset."""
-    settings = REFERENCE_DATASETS.get(record["dataset"])
-    return bool(settings) and has_settings(record, settings)
+    definition = REFERENCE_DATASETS.get(record["dataset"])
+    return definition is not None and has_settings(record, definition.overrides)
 
 
 def definition_command(dataset: str, model: str, sweep: str) -> str:
-    overrides = f"{reference_overrides(model)} {command_overrides(REFERENCE_DATASETS[dataset])}"
+    definition = command_overrides(REFERENCE_DATASETS[dataset].overrides)
+    overrides = f"{reference_overrides(model)} {definition}"
     return REFERENCE_COMMAND.format(tasks=dataset, model=model, overrides=overrides, sweep=sweep)
 
 
@@ -209,11 +220,12 @@ def table_cells(
                         f"{negatives} ours gives"
                     )
                     tried(cell, at_reference[metric].get((dataset, model)), what)
-                if dataset in REFERENCE_DATASETS and model in REFERENCE_SETTINGS:
+                definition = REFERENCE_DATASETS.get(dataset)
+                if definition is not None and model in definition.models:
                     what = (
                         f"at the reference's task definition "
-                        f"({command_overrides(REFERENCE_DATASETS[dataset])}: "
-                        f"{REFERENCE_DATASET_NOTES[dataset]}), with its encoder settings and "
+                        f"({command_overrides(definition.overrides)}: "
+                        f"{definition.note}), with its encoder settings and "
                         "fixed negatives, ours gives"
                     )
                     tried(cell, at_definition.get((dataset, model)), what)
@@ -322,8 +334,8 @@ def main() -> None:
                 " (the runs at the reference's task definitions: "
                 + "; ".join(
                     f"`{definition_command(d, m, args.reference_definitions)}`"
-                    for d in REFERENCE_DATASETS
-                    for m in DEFINITION_MODELS[d]
+                    for d, definition in REFERENCE_DATASETS.items()
+                    for m in definition.models
                 )
                 + ")"
                 if args.reference_definitions

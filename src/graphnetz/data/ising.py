@@ -44,7 +44,7 @@ def bernoulli_spins(side: int, temperature: float, seed: int) -> np.ndarray:
     """The reference package's spins: +1 with probability (1 + tanh(1/T)) / 2, each
     independently, drawn as it draws them (a torch generator seeded with ``seed``)."""
     gen = torch.Generator().manual_seed(seed)
-    bias = torch.tanh(torch.tensor(1.0 / max(temperature, 1e-6))) / 2 + 0.5
+    bias = torch.tanh(torch.tensor(1.0 / temperature)) / 2 + 0.5
     spins = (torch.rand((side * side, 1), generator=gen) < bias).float() * 2 - 1
     return spins.numpy().reshape(side, side).astype(np.float64)
 
