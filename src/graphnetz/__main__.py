@@ -1,4 +1,4 @@
-"""``python -m graphnetz list datasets|models|tasks``, ``status`` and ``tune``."""
+"""``python -m graphnetz list datasets|models|tasks``, ``status``, ``tune`` and ``records``."""
 
 import sys
 
@@ -13,6 +13,10 @@ def main(argv: list[str] | None = None) -> int | None:
         from graphnetz.tune.__main__ import main as tune
 
         return tune(argv[1:])
+    if argv[:1] == ["records"]:
+        from graphnetz.cli.records import main as records
+
+        return records(argv[1:])
     from graphnetz.cli.list import main as listing
 
     return listing(argv)

@@ -1,0 +1,101 @@
+"""Record archives: a sweep's finished records saved, restored byte for byte, found by
+resume, and never replaced in either direction."""
+
+from __future__ import annotations
+
+import json
+import lzma
+
+from graphnetz.__main__ import main as graphnetz_main
+from graphnetz.run_record import RECORD_NAME
+from graphnetz.sweep.archive import restore_records, save_records
+from graphnetz.training.resolve import composed_run_dir_name
+from graphnetz.training.run import run_experiment
+
+TINY = ("dataset=karate", "trainer.max_epochs=2")
+
+
+def _sweep_with_two_runs(make_cfg, sweep):
+    for seed in (0, 1):
+        cfg = make_cfg(*TINY, f"seed={seed}")
+        run_experiment(cfg, sweep / composed_run_dir_name(cfg))
+    return sorted(sweep.rglob(RECORD_NAME))
+
+
+def test_saved_records_restore_byte_for_byte_and_resume_skips_them(make_cfg, tmp_path):
+    sweep, archive, again = tmp_path / "sweep", tmp_path / "archive", tmp_path / "again"
+    originals = _sweep_with_two_runs(make_cfg, sweep)
+    (sweep / originals[0].parent.name / "train.log").write_text("not archived")
+
+    saved = save_records(sweep, archive)
+    assert len(saved.written) == 2 and not saved.conflicts
+    assert sorted(p.name for p in archive.iterdir()) == sorted(
+        f"{p.parent.name}.json.xz" for p in originals
+    )
+    restored = restore_records(archive, again)
+    assert len(restored.written) == 2
+    for p in originals:
+        assert (again / p.parent.name / RECORD_NAME).read_bytes() == p.read_bytes()
+    assert not any(again.rglob("train.log"))
+
+    cfg = make_cfg(*TINY, "seed=1", "resume=true")
+    run_dir = again / "elsewhere"
+    record = run_experiment(cfg, run_dir, done_under=again)
+    assert record.status == "ok" and not (run_dir / RECORD_NAME).exists()  # not run again
+
+
+def test_saving_and_restoring_twice_adds_nothing(make_cfg, tmp_path):
+    sweep, archive = tmp_path / "sweep", tmp_path / "archive"
+    _sweep_with_two_runs(make_cfg, sweep)
+    save_records(sweep, archive)
+    second = save_records(sweep, archive)
+    assert second.written == [] and len(second.present) == 2
+    back = restore_records(archive, sweep)
+    assert back.written == [] and len(back.present) == 2 and not back.conflicts
+
+
+def test_a_different_record_is_a_conflict_and_is_kept(make_cfg, tmp_path):
+    sweep, archive, other = tmp_path / "sweep", tmp_path / "archive", tmp_path / "other"
+    originals = _sweep_with_two_runs(make_cfg, sweep)
+    save_records(sweep, archive)
+    name = originals[0].parent.name
+    changed = json.loads(originals[0].read_text())
+    changed["wall_time_s"] = 123.0
+    target = other / name / RECORD_NAME
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(changed))
+
+    done = restore_records(archive, other)
+    assert done.conflicts == [name] and json.loads(target.read_text())["wall_time_s"] == 123.0
+    originals[0].write_text(json.dumps(changed))
+    done = save_records(sweep, archive)
+    assert done.conflicts == [name]
+    kept = json.loads(lzma.decompress((archive / f"{name}.json.xz").read_bytes()))
+    assert kept["wall_time_s"] != 123.0
+
+
+def test_failed_and_half_written_records_are_not_archived(make_cfg, tmp_path):
+    sweep, archive = tmp_path / "sweep", tmp_path / "archive"
+    originals = _sweep_with_two_runs(make_cfg, sweep)
+    failed = json.loads(originals[0].read_text())
+    failed.update(status="failed", error="Traceback ...", metrics={})
+    originals[0].write_text(json.dumps(failed))
+    originals[1].write_text(originals[1].read_text()[:100])
+    done = save_records(sweep, archive)
+    assert done.written == []
+    assert done.not_finished == [originals[0].parent.name]
+    assert done.unreadable == [originals[1].parent.name]
+
+
+def test_the_command_line_names_its_defaults_and_reports_conflicts(
+    make_cfg, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    sweep = tmp_path / "outputs" / "multirun" / "mine"
+    originals = _sweep_with_two_runs(make_cfg, sweep)
+    assert graphnetz_main(["records", "save", str(sweep)]) == 0
+    assert len(list((tmp_path / "results" / "mine").iterdir())) == 2
+    originals[0].write_text(originals[0].read_text().replace('"ok"', '"ok" ', 1))
+    assert graphnetz_main(["records", "restore", "--all"]) == 1  # the edited record
+    out = capsys.readouterr().out
+    assert "1 already there" in out and "1 conflicting (kept as they were)" in out
