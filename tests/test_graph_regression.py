@@ -41,6 +41,19 @@ def test_score_matches_numpy_on_several_targets_per_graph(task):
     assert metrics["rmse"] == pytest.approx(np.sqrt(np.mean((out - y) ** 2)), rel=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(7, 1), (64, 3), (1000, 1)])
+def test_score_is_torchmetrics_bit_for_bit(task, shape):
+    """The errors are computed without torchmetrics (its import costs a second) but with
+    its operations, so records of either version agree to the last bit."""
+    from torchmetrics.functional import mean_absolute_error, mean_squared_error
+
+    gen = torch.Generator().manual_seed(shape[0])
+    out, y = torch.randn(shape, generator=gen), torch.randn(shape, generator=gen)
+    metrics = task.score(out, y)
+    assert metrics["mae"] == float(mean_absolute_error(out, y))
+    assert metrics["rmse"] == float(mean_squared_error(out, y, squared=False))
+
+
 def test_a_perfect_prediction_scores_zero(task):
     y = torch.tensor([[0.5], [1.5]])
     assert task.score(y.clone(), y) == {"mae": 0.0, "rmse": 0.0}

@@ -177,10 +177,7 @@ def test_per_run_progress_is_at_most_one_line_every_30_s(monkeypatch, caplog):
     monkeypatch.setattr(task_base.time, "perf_counter", clock_)
     task = task_base.GraphTask.__new__(task_base.GraphTask)
     task._last_progress, task.progress_label, task.primary_metric = clock_.now, "run", "accuracy"
-    task.__dict__["_trainer"] = None
-    monkeypatch.setattr(
-        task_base.GraphTask, "trainer", property(lambda s: type("T", (), {"max_epochs": 99}))
-    )
+    task.__dict__["trainer"] = type("T", (), {"max_epochs": 99})
     with caplog.at_level(logging.INFO, logger="graphnetz"):
         for epoch in range(90):  # one epoch a second for 90 s
             clock_.now += 1

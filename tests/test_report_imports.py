@@ -102,3 +102,23 @@ def test_the_analyze_command_imports_neither_torch_nor_lightning():
     )
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_run_on_the_lean_loop_imports_neither_lightning_nor_torchmetrics(tmp_path):
+    """Lightning, and the torchmetrics / scipy.signal / matplotlib it brings, are about a
+    third of a training process's imports: the lean loop (and a node task) needs none."""
+    check = (
+        "import sys\n"
+        "from hydra import compose, initialize_config_dir\n"
+        "from graphnetz.config_dir import CONF_DIR\n"
+        "from graphnetz.training.run import run_experiment\n"
+        "with initialize_config_dir(config_dir=str(CONF_DIR), version_base='1.3'):\n"
+        "    cfg = compose('config', overrides=['dataset=karate', 'trainer.max_epochs=2',\n"
+        f"        'paths.output_dir={tmp_path}', 'paths.data_dir={tmp_path}/data'])\n"
+        f"record = run_experiment(cfg, r'{tmp_path}/run')\n"
+        "heavy = ('lightning', 'torchmetrics', 'scipy.signal', 'matplotlib')\n"
+        "print(record.status, sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "ok []"

@@ -119,6 +119,7 @@ def test_in_epoch_evaluation_records_what_the_validation_loop_records(make_cfg):
     epoch gives the identical history (same forward passes, same random stream)."""
     from hydra.utils import instantiate
 
+    from graphnetz.training.lightning_task import LightningTask
     from graphnetz.training.pipeline import build_run
     from graphnetz.training.resolve import resolve_run
 
@@ -129,9 +130,11 @@ def test_in_epoch_evaluation_records_what_the_validation_loop_records(make_cfg):
         trainer = instantiate(spec.section("trainer"))
         if in_epoch:
             built.module.eval_loaders = built.data.eval_loaders
-            trainer.fit(built.module, train_dataloaders=built.data.train_loader)
+            trainer.fit(LightningTask(built.module), train_dataloaders=built.data.train_loader)
         else:
-            trainer.fit(built.module, built.data.train_loader, built.data.eval_loaders)
+            trainer.fit(
+                LightningTask(built.module), built.data.train_loader, built.data.eval_loaders
+            )
         histories.append(built.module.history)
     assert len(histories[0]) == 6 and histories[0] == histories[1]
 

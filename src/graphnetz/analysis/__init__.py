@@ -5,16 +5,36 @@ Pure functions (arrays in, numbers out) live in :mod:`.homophily` and :mod:`.sta
 (``python -m graphnetz.analysis dataset=<name>``) and by sweep reports.
 """
 
-from .figures import ccns_heatmap, label_count_histogram
-from .homophily import (
-    EMPTY_JACCARD,
-    edge_jaccard,
-    label_homophily,
-    multilabel_ccns,
-    neighbour_label_counts,
-)
-from .report import analyse_dataset, statistics_table, table_markdown
-from .statistics import STAT_COLUMNS, dataset_statistics, local_clustering, simple_adjacency
+from importlib import import_module
+from typing import Any
+
+#: Where each public name lives. Loaded on first use (PEP 562), so a training process that
+#: needs only the statistics (training/facts.py) does not import matplotlib and pandas.
+_HOMES = {
+    "ccns_heatmap": "figures",
+    "label_count_histogram": "figures",
+    "EMPTY_JACCARD": "homophily",
+    "edge_jaccard": "homophily",
+    "label_homophily": "homophily",
+    "multilabel_ccns": "homophily",
+    "neighbour_label_counts": "homophily",
+    "analyse_dataset": "report",
+    "statistics_table": "report",
+    "table_markdown": "report",
+    "STAT_COLUMNS": "statistics",
+    "dataset_statistics": "statistics",
+    "local_clustering": "statistics",
+    "simple_adjacency": "statistics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EMPTY_JACCARD",

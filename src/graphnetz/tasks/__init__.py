@@ -1,4 +1,4 @@
-"""Task types as LightningModules, and the registry mapping task-type names to them."""
+"""Task types as modules with Lightning's hooks, and the registry mapping task-type names to them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from graphnetz.tasks.graph_tasks import (
 from graphnetz.tasks.link_tasks import LinkPredictionTask
 from graphnetz.tasks.node_tasks import MultiLabelNodeClassificationTask, NodeClassificationTask
 
-#: task type -> LightningModule; conf/task/<type>.yaml's ``_target_`` names the same class.
+#: task type -> task class; conf/task/<type>.yaml's ``_target_`` names the same class.
 TASK_CLASSES: dict[str, type[GraphTask]] = {
     cls.task_type: cls
     for cls in (

@@ -1,4 +1,4 @@
-"""The shared LightningModule of every task type.
+"""The shared module of every task type.
 
 A task type (node_cls, graph_cls, graph_reg, link_pred, ml_node_cls, ml_graph_cls) is one
 subclass that says how to prepare its data (:meth:`prepare`), how to compute the training loss
@@ -8,6 +8,13 @@ optimiser (built from the ``task.optimizer`` config node), the per-epoch history
 stopping and model selection, so every task type records results the same way. Its
 hyperparameters (lr, weight decay, ...) have no defaults here: they are the numbers of
 ``conf/task/<type>.yaml``, passed by the config.
+
+A task is a plain ``nn.Module`` with Lightning's hook names (``training_step``,
+``on_train_batch_end``, ``configure_optimizers``, ...): the lean fit loop
+(training/lean_loop.py) drives it directly, so a run on that loop never imports Lightning
+(about a third of a training process's import time, with the torchmetrics, scipy.signal
+and torch._dynamo imports it brings). For ``Trainer.fit`` it is wrapped in a
+LightningModule that forwards every hook (training/lightning_task.py).
 """
 
 from __future__ import annotations
@@ -21,7 +28,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import lightning as L
 import torch
 from torch import Tensor, nn
 
@@ -55,12 +61,14 @@ class TaskData:
     level: str | None = None
 
 
-class GraphTask(L.LightningModule):
+class GraphTask(nn.Module):
     task_type: ClassVar[str]
     primary_metric: ClassVar[str]
     direction: ClassVar[str]  # "max" or "min"
     # The split whose metric is the run's result; "val" only for datasets without a test set.
     report_split: ClassVar[str] = "test"
+    #: False where ``training_step`` steps the optimiser itself (mini-batch tasks).
+    automatic_optimization: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -135,6 +143,22 @@ class GraphTask(L.LightningModule):
         self.eval_loaders: list[Any] | None = None
         #: The optimiser while the lean loop (training/lean_loop.py) trains this module.
         self._lean_optimizer: torch.optim.Optimizer | None = None
+        #: The loop training this module (LeanLoop or lightning.Trainer), None before fit.
+        self.trainer: Any = None
+        # The LightningModule wrapping this task under Trainer.fit (not a submodule).
+        self.__dict__["_lightning"] = None
+
+    @property
+    def current_epoch(self) -> int:
+        return int(self.trainer.current_epoch) if self.trainer is not None else 0
+
+    @property
+    def device(self) -> torch.device:
+        first = next(self.parameters(), None)
+        return first.device if first is not None else torch.device("cpu")
+
+    def on_train_start(self) -> None:
+        """Called once training starts, after the first epoch's batches are requested."""
 
     # ---- what subclasses define -------------------------------------------------------
     def training_loss(self, batch) -> Tensor:
@@ -159,7 +183,7 @@ class GraphTask(L.LightningModule):
         cls = getattr(self.optimizer_factory, "func", self.optimizer_factory)
         return isinstance(cls, type) and issubclass(cls, torch.optim.AdamW)
 
-    # ---- Lightning hooks -----------------------------------------------------------
+    # ---- the fit loop's hooks (Lightning's names) ---------------------------------
     def configure_optimizers(self):
         return self.optimizer_factory(self.parameters(), **self._multi_tensor_update())
 
@@ -177,15 +201,16 @@ class GraphTask(L.LightningModule):
         return {"foreach": True} if takes_foreach else {}
 
     def optimizers(self, use_pl_optimizer: bool = True):
-        if self._lean_optimizer is not None:  # manual optimisation under the lean loop
-            return self._lean_optimizer
-        return super().optimizers(use_pl_optimizer)
+        """The optimiser of a manually optimised task, from the loop that trains it."""
+        if self._lightning is not None:
+            return self._lightning.optimizers(use_pl_optimizer)
+        return self._lean_optimizer
 
     def manual_backward(self, loss: Tensor, *args: Any, **kwargs: Any) -> None:
-        if self._lean_optimizer is not None:
-            loss.backward(*args, **kwargs)
+        if self._lightning is not None:
+            self._lightning.manual_backward(loss, *args, **kwargs)
         else:
-            super().manual_backward(loss, *args, **kwargs)
+            loss.backward(*args, **kwargs)
 
     def training_step(self, batch, batch_idx):
         loss = self.training_loss(batch)
@@ -213,8 +238,8 @@ class GraphTask(L.LightningModule):
             with torch.inference_mode():
                 for idx, loader in enumerate(self.eval_loaders or []):
                     for batch_idx, batch in enumerate(loader):
-                        if self.device.type != "cpu":  # (on CPU: a copy of the batch)
-                            batch = self._apply_batch_transfer_handler(batch, dataloader_idx=idx)
+                        if self._lightning is not None and self.device.type != "cpu":
+                            batch = self._lightning.transfer_to_device(batch, idx)
                         self.validation_step(batch, batch_idx, idx)
         finally:
             for module, mode in modes.items():

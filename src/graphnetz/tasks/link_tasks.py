@@ -33,7 +33,6 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import RandomLinkSplit
 from torch_geometric.utils import degree, negative_sampling, to_undirected
-from torchmetrics.functional.classification import binary_auroc, binary_average_precision
 
 from graphnetz.data.feature_rules import ALL_EDGE_RULES, node_features
 from graphnetz.task_types import RELATIONAL_LINK
@@ -314,6 +313,13 @@ class LinkPredictionTask(MiniBatchSteps, GraphTask):
     def score(self, preds: Tensor, targets: Tensor) -> dict[str, float]:
         is_rank = targets == RANK_MARK
         logits, labels = preds[~is_rank], targets[~is_rank].long()
+        # Imported here: torchmetrics brings scipy.signal and matplotlib (about a second),
+        # which runs of other task types need not pay.
+        from torchmetrics.functional.classification import (
+            binary_auroc,
+            binary_average_precision,
+        )
+
         metrics = {
             "auc": float(binary_auroc(logits, labels)),
             "ap": float(binary_average_precision(logits, labels)),

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import lightning as L
 import numpy as np
 import torch
 
@@ -76,8 +75,9 @@ def read_resume_state(path: Path) -> dict[str, Any] | None:
     }
 
 
-class PeriodicCheckpoint(L.Callback):
-    """Saves ``path`` at the end of a training epoch at most every ``every_s`` seconds,
+class PeriodicCheckpoint:
+    """A fit-loop callback (the lean loop calls it; under ``Trainer.fit`` it is wrapped in
+    training/lightning_task.py's ``LightningCallback``). Saves ``path`` at the end of a training epoch at most every ``every_s`` seconds,
     and restores the task's history and the RNG states when a run resumes from it.
 
     ``config`` identifies the run (a checkpoint of another config is never resumed);
@@ -101,7 +101,17 @@ class PeriodicCheckpoint(L.Callback):
         self.started, self.elapsed_before = started, elapsed_before
         self._last_save = time.perf_counter()
 
-    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+    # The loop's other hooks (Lightning's callback names): nothing to do there.
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        pass
+
+    def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
+        pass
+
+    def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        pass
+
+    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
         if trainer.should_stop or time.perf_counter() - self._last_save < self.every_s:
             return  # a stopping run is about to write its record: nothing left to resume
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,7 +157,7 @@ class Checkpointing:
     """A run's checkpointing: the callbacks for the trainer (None: off), the checkpoint to
     resume from (None: start over), and what the record says about the resumption."""
 
-    callbacks: list[L.Callback] | None = None
+    callbacks: list[PeriodicCheckpoint] | None = None
     resume_from: str | None = None
     resumed: dict[str, Any] | None = None
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphnetz.analysis import dataset_statistics
+from graphnetz.analysis.statistics import dataset_statistics
 from graphnetz.data.loading import accepts_seed
 from graphnetz.task_types import DESCRIBED_TASK_TYPES
 from graphnetz.tasks.base import GraphTask, TaskData

@@ -160,8 +160,11 @@ def _fit(spec: RunSpec, module: GraphTask, loader: Any, ckpt: Checkpointing) -> 
         LeanLoop(**settings, callbacks=ckpt.callbacks).fit(module, loader, ckpt.resume_from)
         return
     log.debug("%s: Lightning's fit loop (%s)", spec.label, refusal)
-    trainer = instantiate(spec.section("trainer"), callbacks=ckpt.callbacks)
-    trainer.fit(module, train_dataloaders=loader, ckpt_path=ckpt.resume_from)
+    from graphnetz.training.lightning_task import LightningCallback, fit_with_lightning
+
+    callbacks = [LightningCallback(c) for c in ckpt.callbacks or []] or None
+    trainer = instantiate(spec.section("trainer"), callbacks=callbacks)
+    fit_with_lightning(trainer, module, loader, ckpt.resume_from)
 
 
 def _warn_embedding_decay(spec: RunSpec, data: TaskData, module: GraphTask) -> None:
