@@ -1,0 +1,163 @@
+"""Run the reference package itself (``graphnetz==0.2.0``) on a link task of the mirror.
+
+A published cell is one draw: the reference's mean over its seeds 0-9. Where ours differs
+from it, this tells chance from a difference of implementation or data: the reference's
+own ``run_benchmark`` is run here, on the graph our loader reads from the mirror, for as
+many seeds as asked. Its seeds 0-9 give back the published value when the graph is the
+one it was published on (so the run is the published computation, on this machine);
+more seeds say where its mean really lies.
+
+The graph is read by our loader (``conf/dataset/<name>.yaml``) and handed to the
+reference's Netzschleuder class as the ``edges.csv`` it would download (each undirected
+pair once, node ids as ours), so both sides train on the same edges; the reference keeps
+the epochs of its own task registry. Results go to a JSON file, one cell (dataset x
+model) at a time, so an interrupted run resumes with the cells it has; nothing finished
+is overwritten (a cell already there is skipped).
+
+    python benchmarks/reference_package_runs.py --peer-venv /tmp/peer --mirror ../shared/data \\
+        --datasets euroroad,board_directors --models gcn,sage,gat,gt --seeds 40 \\
+        --out benchmarks/reproduce/reference_package_runs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PEER_NAMES = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gt": "GraphTransformer"}
+
+PEER_DRIVER = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+from graphnetz import models as M
+from graphnetz.benchmark import BENCHMARK_TASKS, Task, run_benchmark
+from graphnetz.datasets._netz import Netz
+root, name, model, seeds = json.loads(sys.argv[1])
+registered = [t for per_type in BENCHMARK_TASKS.values() for tasks in per_type.values()
+              for t in tasks if t.name == name and t.task_type == "link_pred"]
+if not registered:
+    raise SystemExit(f"the reference registers no link task {name!r}")
+epochs = registered[0].epochs
+task = Task(name, "link_pred", lambda _: Netz(root=root, dataset_name=name, network_name=name),
+            epochs=epochs)
+start = time.perf_counter()
+report = run_benchmark(tasks=[task], models={model: getattr(M, model)}, root=root,
+                       seeds=list(range(seeds)), verbose=False, device="cpu")
+data = Netz(root=root, dataset_name=name, network_name=name)[0]
+print(json.dumps({
+    "values": [h["test_auc"][-1] for h in report.histories[name][model]],
+    "epochs": epochs, "wall_s": time.perf_counter() - start,
+    "nodes": int(data.num_nodes), "edges": int(data.edge_index.size(1) // 2),
+}))
+"""
+
+
+def our_graph(dataset: str, mirror: str, data_dir: str) -> tuple[list[tuple[int, int]], int, str]:
+    """(undirected pairs, node count, source) of ``dataset`` as our loader reads it."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from hydra import compose, initialize_config_dir
+
+    from graphnetz.config_dir import CONF_DIR
+    from graphnetz.data.loading import load_dataset
+
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"dataset={dataset}"])
+    data = load_dataset(cfg.dataset.loader, data_dir, mirror)
+    data = data[0] if not hasattr(data, "edge_index") else data
+    pairs = sorted({(min(a, b), max(a, b)) for a, b in data.edge_index.t().tolist()})
+    return pairs, int(data.num_nodes), str(getattr(data, "source", dataset))
+
+
+def stage(root: Path, name: str, pairs: list[tuple[int, int]]) -> None:
+    """The ``data.csv.zip`` the reference's Netzschleuder class would download."""
+    raw = root / name / name / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    rows = "".join(f"{a},{b}\n" for a, b in pairs)
+    with zipfile.ZipFile(raw / "data.csv.zip", "w") as archive:
+        archive.writestr("edges.csv", "# source, target\n" + rows)
+
+
+def run_cell(python: Path, root: Path, name: str, model: str, seeds: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["OMP_NUM_THREADS"] = "1"
+    out = subprocess.run(
+        [str(python), "-c", PEER_DRIVER, json.dumps([str(root), name, model, seeds])],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
+    if out.returncode:
+        raise SystemExit(f"the reference failed on {name} / {model}:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--peer-venv", required=True, help="venv with graphnetz==0.2.0")
+    parser.add_argument("--mirror", default=os.environ.get("GRAPHNETZ_DATA_MIRROR"))
+    parser.add_argument("--datasets", default="euroroad")
+    parser.add_argument("--models", default="gcn,sage,gat,gt")
+    parser.add_argument("--seeds", type=int, default=40)
+    parser.add_argument("--out", default=str(HERE / "reproduce" / "reference_package_runs.json"))
+    args = parser.parse_args()
+    if not args.mirror:
+        raise SystemExit("--mirror (or $GRAPHNETZ_DATA_MIRROR) is required")
+    unknown = sorted(set(args.models.split(",")) - set(PEER_NAMES))
+    if unknown:
+        raise SystemExit(f"unknown model(s) {unknown}; the reference has {sorted(PEER_NAMES)}")
+    python = Path(args.peer_venv) / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"{python} does not exist (install graphnetz==0.2.0 into a venv)")
+    out = Path(args.out)
+    results = json.loads(out.read_text()) if out.exists() else {}
+    results.setdefault(
+        "about",
+        {
+            "reference": "graphnetz==0.2.0 run_benchmark, final-epoch test AUC per seed",
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, one torch thread",
+            "command": " ".join(["python", *sys.argv]),
+        },
+    )
+    cells = results.setdefault("cells", {})
+    data_dir = tempfile.mkdtemp(prefix="reference-data-")
+    for dataset in args.datasets.split(","):
+        pairs, nodes, source = our_graph(dataset, args.mirror, data_dir)
+        root = Path(tempfile.mkdtemp(prefix=f"reference-{dataset}-"))
+        stage(root, dataset, pairs)
+        for model in args.models.split(","):
+            key = f"{dataset}/link_pred/{model}"
+            if key in cells and len(cells[key]["values"]) >= args.seeds:
+                print(f"{key}: already measured ({len(cells[key]['values'])} seeds)")
+                continue
+            start = time.perf_counter()
+            cell = run_cell(python, root, dataset, PEER_NAMES[model], args.seeds)
+            cell.update(source=source, our_nodes=nodes, our_edges=len(pairs))
+            cells[key] = cell
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(results, indent=1) + "\n")
+            os.replace(tmp, out)
+            mean = sum(cell["values"]) / len(cell["values"])
+            print(
+                f"{key}: {len(cell['values'])} seeds, mean {mean:.4f} (first 10: "
+                f"{sum(cell['values'][:10]) / 10:.4f}), {time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
