@@ -1,11 +1,12 @@
-"""Run the reference package itself (``graphnetz==0.2.0``) on a link task of the mirror.
+"""Run the reference package itself (``graphnetz==0.2.0``) on a task of the mirror.
 
 A published cell is one draw: the reference's mean over its seeds 0-9. Where ours differs
 from it, this tells chance from a difference of implementation or data: the reference's
 own ``run_benchmark`` is run here, on the graph our loader reads from the mirror, for as
 many seeds as asked. Its seeds 0-9 give back the published value when the graph is the
 one it was published on (so the run is the published computation, on this machine);
-more seeds say where its mean really lies.
+more seeds say where its mean really lies. Node classification (Cora, CiteSeer) runs on
+the mirror's raw Planetoid files through the reference's own loader.
 
 The graph is read by our loader (``conf/dataset/<name>.yaml``) and handed to the
 reference's Netzschleuder class as the ``edges.csv`` it would download (each undirected
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PEER_NAMES = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gt": "GraphTransformer"}
+#: Node classification tasks, read by the reference's own Planetoid loader.
+PLANETOID = {"cora": "Cora", "citeseer": "CiteSeer"}
 
 PEER_DRIVER = r"""
 import json, sys, time
@@ -43,21 +47,27 @@ torch.set_num_threads(1)
 from graphnetz import models as M
 from graphnetz.benchmark import BENCHMARK_TASKS, Task, run_benchmark
 from graphnetz.datasets._netz import Netz
-root, name, model, seeds = json.loads(sys.argv[1])
+from torch_geometric.datasets import Planetoid
+root, name, task_type, model, seeds = json.loads(sys.argv[1])
 registered = [t for per_type in BENCHMARK_TASKS.values() for tasks in per_type.values()
-              for t in tasks if t.name == name and t.task_type == "link_pred"]
+              for t in tasks if t.name == name and t.task_type == task_type]
 if not registered:
-    raise SystemExit(f"the reference registers no link task {name!r}")
+    raise SystemExit(f"the reference registers no {task_type} task {name!r}")
 epochs = registered[0].epochs
-task = Task(name, "link_pred", lambda _: Netz(root=root, dataset_name=name, network_name=name),
-            epochs=epochs)
+if task_type == "link_pred":
+    load = lambda: Netz(root=root, dataset_name=name, network_name=name)
+    metric = "test_auc"
+else:  # its own Planetoid loader, on the mirror's raw files staged under root
+    load = lambda: Planetoid(root, {"cora": "Cora", "citeseer": "CiteSeer"}[name])
+    metric = "test_acc"
+task = Task(name, task_type, lambda _: load(), epochs=epochs)
 start = time.perf_counter()
 report = run_benchmark(tasks=[task], models={model: getattr(M, model)}, root=root,
                        seeds=list(range(seeds)), verbose=False, device="cpu")
-data = Netz(root=root, dataset_name=name, network_name=name)[0]
+data = load()[0]
 print(json.dumps({
-    "values": [h["test_auc"][-1] for h in report.histories[name][model]],
-    "epochs": epochs, "wall_s": time.perf_counter() - start,
+    "values": [h[metric][-1] for h in report.histories[name][model]],
+    "metric": metric, "epochs": epochs, "wall_s": time.perf_counter() - start,
     "nodes": int(data.num_nodes), "edges": int(data.edge_index.size(1) // 2),
 }))
 """
@@ -88,11 +98,19 @@ def stage(root: Path, name: str, pairs: list[tuple[int, int]]) -> None:
         archive.writestr("edges.csv", "# source, target\n" + rows)
 
 
+def stage_planetoid(root: Path, name: str, mirror: str) -> None:
+    """The mirror's raw Planetoid files where the reference's Planetoid(root) reads them."""
+    folder = PLANETOID[name]
+    shutil.copytree(Path(mirror) / "Planetoid" / folder / "raw", root / folder / "raw")
+
+
 def run_cell(python: Path, root: Path, name: str, model: str, seeds: int) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["OMP_NUM_THREADS"] = "1"
+    task_type = "node_cls" if name in PLANETOID else "link_pred"
+    payload = [str(root), name, task_type, model, seeds]
     out = subprocess.run(
-        [str(python), "-c", PEER_DRIVER, json.dumps([str(root), name, model, seeds])],
+        [str(python), "-c", PEER_DRIVER, json.dumps(payload)],
         capture_output=True,
         text=True,
         check=False,
@@ -128,7 +146,7 @@ def main() -> None:
     results.setdefault(
         "about",
         {
-            "reference": "graphnetz==0.2.0 run_benchmark, final-epoch test AUC per seed",
+            "reference": "graphnetz==0.2.0 run_benchmark, final-epoch test metric per seed",
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, one torch thread",
             "command": " ".join(["python", *sys.argv]),
         },
@@ -136,25 +154,36 @@ def main() -> None:
     cells = results.setdefault("cells", {})
     data_dir = tempfile.mkdtemp(prefix="reference-data-")
     for dataset in args.datasets.split(","):
-        pairs, nodes, source = our_graph(dataset, args.mirror, data_dir)
         root = Path(tempfile.mkdtemp(prefix=f"reference-{dataset}-"))
-        stage(root, dataset, pairs)
+        if dataset in PLANETOID:
+            stage_planetoid(root, dataset, args.mirror)
+            task_type, ours = (
+                "node_cls",
+                {"source": f"{args.mirror}/Planetoid/{PLANETOID[dataset]}"},
+            )
+        else:
+            pairs, nodes, source = our_graph(dataset, args.mirror, data_dir)
+            stage(root, dataset, pairs)
+            task_type, ours = (
+                "link_pred",
+                {"source": source, "our_nodes": nodes, "our_edges": len(pairs)},
+            )
         for model in args.models.split(","):
-            key = f"{dataset}/link_pred/{model}"
+            key = f"{dataset}/{task_type}/{model}"
             if key in cells and len(cells[key]["values"]) >= args.seeds:
                 print(f"{key}: already measured ({len(cells[key]['values'])} seeds)")
                 continue
             start = time.perf_counter()
             cell = run_cell(python, root, dataset, PEER_NAMES[model], args.seeds)
-            cell.update(source=source, our_nodes=nodes, our_edges=len(pairs))
+            cell.update(ours)
             cells[key] = cell
             tmp = out.with_suffix(".tmp")
             tmp.write_text(json.dumps(results, indent=1) + "\n")
             os.replace(tmp, out)
-            mean = sum(cell["values"]) / len(cell["values"])
+            values = cell["values"]
             print(
-                f"{key}: {len(cell['values'])} seeds, mean {mean:.4f} (first 10: "
-                f"{sum(cell['values'][:10]) / 10:.4f}), {time.perf_counter() - start:.0f} s",
+                f"{key}: {len(values)} seeds, mean {sum(values) / len(values):.4f} (seeds 0-9: "
+                f"{sum(values[:10]) / len(values[:10]):.4f}), {time.perf_counter() - start:.0f} s",
                 flush=True,
             )
 

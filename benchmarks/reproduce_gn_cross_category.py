@@ -11,7 +11,6 @@ computed with ``graphnetz.stats`` from the published table itself. Writes sectio
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,15 +19,17 @@ from reproduce_common import (
     DOC,
     Cell,
     Ours,
+    package_command,
     per_seed,
     read_published,
+    read_reference_package_runs,
+    reference_package_note,
     render_cells,
     replace_section,
     run_cost,
     summary,
     sweep_records,
     try_setting,
-    verdict,
 )
 from reproduce_gn_pairwise import (
     REFERENCE_DROPOUT,
@@ -187,51 +188,6 @@ def tried(cell: Cell, seeds: dict[int, float] | None, what: str) -> None:
     if not seeds or cell.explanation:
         return
     said = try_setting(cell, seeds, what)
-    cell.open_note = f"{cell.open_note}; {said}" if cell.open_note else f"tried: {said}"
-
-
-def read_reference_package_runs(path: str | None) -> dict[tuple[str, str], dict]:
-    """``benchmarks/reference_package_runs.py``'s cells, keyed (dataset, model)."""
-    if path is None:
-        return {}
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    out = {}
-    for key, cell in cells.items():
-        dataset, _task, model = key.split("/")
-        out[(dataset, model)] = cell
-    return out
-
-
-def package_command(path: str) -> str:
-    return json.loads(Path(path).read_text(encoding="utf-8"))["about"]["command"]
-
-
-def reference_package_note(cell: Cell, run: dict | None, ours_there: dict | None) -> None:
-    """What the reference package itself gives here (``run``: its per-seed values on the
-    graph our loader reads), against ours at its settings (``ours_there``).
-
-    Its seeds 0-9 are the published computation; when they give the published value back
-    and its mean over all its seeds lies inside our interval at its settings, the
-    published cell was a draw of its seeds, not a difference of implementation: explained.
-    """
-    if not run or not ours_there or cell.explanation or cell.published is None:
-        return
-    values = run["values"]
-    first = Ours.from_values(values[:10])
-    whole = Ours.from_values(values)
-    ours = Ours.from_values(ours_there.values())
-    reproduced = verdict(cell.published, Ours(first.mean)) == "inside"
-    said = (
-        f"the reference package itself (graphnetz 0.2.0, run here on the mirror's graph, "
-        f"{run['nodes']} nodes, {run['edges']} edges) gives {first.mean:.4f} at its seeds 0-9"
-        + (" (the published value)" if reproduced else "")
-        + f" and {whole.text(4)} over seeds 0-{len(values) - 1}; ours at its settings "
-        f"{ours.text(4)}"
-    )
-    lower, upper = ours.mean - ours.half_width, ours.mean + ours.half_width
-    if reproduced and lower <= whole.mean <= upper:
-        cell.explanation = f"chance in the published seeds: {said}, which holds its mean"
-        return
     cell.open_note = f"{cell.open_note}; {said}" if cell.open_note else f"tried: {said}"
 
 

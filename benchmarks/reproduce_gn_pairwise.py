@@ -22,8 +22,11 @@ from reproduce_common import (
     DOC,
     Cell,
     Ours,
+    package_command,
     per_seed,
     read_published,
+    read_reference_package_runs,
+    reference_package_note,
     render_cells,
     replace_section,
     run_cost,
@@ -209,7 +212,13 @@ def tried_notes(cell: Cell, m: str, dataset: str, best_val, variant, width, inpu
 
 
 def dataset_cells(
-    published, values, best_val, variants: tuple[dict, dict, dict], dataset: str, sweep: str
+    published,
+    values,
+    best_val,
+    variants: tuple[dict, dict, dict],
+    dataset: str,
+    sweep: str,
+    package_runs: dict | None = None,
 ) -> tuple[list[Cell], list[Cell]]:
     """Means and summary cells, and the pairwise p-value cells, of one dataset."""
     key = ("graphnetz", "2", dataset)
@@ -224,6 +233,11 @@ def dataset_cells(
             missing_note=f"`{fill}`",
         )
         tried_notes(cell, m, dataset, best_val, *variants)
+        variant, width, inputs = variants
+        ours_there = (
+            inputs.get((dataset, m)) or width.get((dataset, m)) or variant.get((dataset, m))
+        )
+        reference_package_note(cell, (package_runs or {}).get((dataset, m)), ours_there)
         means.append(cell)
     pairs, t_p, w_p, mde = pair_tests(values, dataset)
     if not pairs:
@@ -372,9 +386,15 @@ def main() -> None:
         help="sweep folder of GraphSAGE and GraphTransformer without input dropout, at the "
         "reference's other settings (REFERENCE_INPUT)",
     )
+    parser.add_argument(
+        "--reference-package",
+        help="JSON of benchmarks/reference_package_runs.py: the reference package run here "
+        "on the mirror's Cora and CiteSeer (shipped: benchmarks/reproduce/reference_package_runs.json)",
+    )
     parser.add_argument("--doc", default=str(DOC))
     args = parser.parse_args()
     published = read_published()
+    package_runs = read_reference_package_runs(args.reference_package)
     records = [r for r in sweep_records(args.sweeps) if r["dataset"] in DATASETS]
     values = per_seed(records, "accuracy")
     best_val = best_val_accuracy(records)
@@ -386,7 +406,9 @@ def main() -> None:
     means, pvalues = [], []
     for dataset in DATASETS:
         variants = (variant, width, inputs)
-        m, p = dataset_cells(published, values, best_val, variants, dataset, args.sweeps[0])
+        m, p = dataset_cells(
+            published, values, best_val, variants, dataset, args.sweeps[0], package_runs
+        )
         means += m
         pvalues += p
     seeds = sorted({int(r["seed"]) for r in records}) or [0]
@@ -434,7 +456,9 @@ def main() -> None:
             f"python benchmarks/reproduce_gn_pairwise.py {' '.join(args.sweeps)}"
             + (f" --reference-dropout {args.reference_dropout}" if args.reference_dropout else "")
             + (f" --reference-width {args.reference_width}" if args.reference_width else "")
-            + (f" --reference-input {args.reference_input}" if args.reference_input else ""),
+            + (f" --reference-input {args.reference_input}" if args.reference_input else "")
+            + (f" --reference-package {args.reference_package}" if args.reference_package else ""),
+            *([package_command(args.reference_package)] if args.reference_package else []),
             "```",
             "",
             f"Read {n_runs} finished runs (seeds {seeds[0]}–{seeds[-1]}; "

@@ -262,8 +262,6 @@ def test_the_reference_package_run_here_explains_a_low_published_draw():
     """Explained only when the package's seeds 0-9 give the published value back and its
     mean over more seeds lies inside our interval at its settings; otherwise the numbers
     go to the open note."""
-    import reproduce_gn_cross_category as cc
-
     published = rc.Published(0.524, 0.019, 0.001, "findings.md")
     ours_there = dict(enumerate([0.53, 0.55, 0.57, 0.59, 0.56, 0.55, 0.58, 0.54, 0.57, 0.56]))
     low_first = [0.50, 0.52, 0.53, 0.51, 0.54, 0.53, 0.52, 0.54, 0.53, 0.52]  # mean 0.524
@@ -273,19 +271,19 @@ def test_the_reference_package_run_here_explains_a_low_published_draw():
         return rc.Cell(("euroroad/link_pred", "GCN"), published, rc.Ours(0.63, 0.02, 10))
 
     explained = cell()
-    cc.reference_package_note(explained, run, ours_there)
+    rc.reference_package_note(explained, run, ours_there)
     assert explained.verdict == "explained"
     assert "0.5240 at its seeds 0-9 (the published value)" in explained.explanation
 
     other_graph = cell()  # its seeds 0-9 are not the published cell: another graph
-    cc.reference_package_note(other_graph, {**run, "values": [0.57] * 40}, ours_there)
+    rc.reference_package_note(other_graph, {**run, "values": [0.57] * 40}, ours_there)
     assert other_graph.verdict == "open" and "0.5700 at its seeds 0-9 and" in other_graph.open_note
 
     far = cell()  # the published draw, but its mean stays below ours: a real difference
-    cc.reference_package_note(far, {**run, "values": low_first * 4}, ours_there)
+    rc.reference_package_note(far, {**run, "values": low_first * 4}, ours_there)
     assert far.verdict == "open" and "(the published value)" in far.open_note
 
     untouched = cell()
-    cc.reference_package_note(untouched, None, ours_there)
-    cc.reference_package_note(untouched, run, None)
+    rc.reference_package_note(untouched, None, ours_there)
+    rc.reference_package_note(untouched, run, None)
     assert untouched.open_note == "" and untouched.explanation is None
