@@ -194,9 +194,12 @@ def reference_package_note(cell: Cell, run: dict | None, ours_there: dict | None
     """What the reference package itself gives here (``run``: its per-seed values on the
     graph our loader reads), against ours at its settings (``ours_there``).
 
-    Its seeds 0-9 are the published computation; when they give the published value back
-    and its mean over all its seeds lies inside our interval at its settings, the
-    published cell was a draw of its seeds, not a difference of implementation: explained.
+    Its mean over all its seeds inside our interval at its settings says that the two
+    implementations agree on this graph: explained, as chance in the published seeds when
+    its seeds 0-9 give the published value back (the published computation, rerun), and
+    otherwise as the published cell being another computation (another graph or package
+    version: the numbers show what the reference gives on ours). Outside, the numbers go
+    to the open note.
     """
     if not run or not ours_there or cell.explanation or cell.published is None:
         return
@@ -213,8 +216,14 @@ def reference_package_note(cell: Cell, run: dict | None, ours_there: dict | None
         f"{ours.text(4)}"
     )
     lower, upper = ours.mean - ours.half_width, ours.mean + ours.half_width
-    if reproduced and lower <= whole.mean <= upper:
-        cell.explanation = f"chance in the published seeds: {said}, which holds its mean"
+    if lower <= whole.mean <= upper:
+        cause = (
+            "chance in the published seeds"
+            if reproduced
+            else "the published cell is another computation than the reference's on the "
+            "mirror's graph (its seeds 0-9 do not give it back)"
+        )
+        cell.explanation = f"{cause}: {said}, which holds its mean"
         return
     cell.open_note = f"{cell.open_note}; {said}" if cell.open_note else f"tried: {said}"
 
