@@ -143,14 +143,16 @@ def main() -> None:
         raise SystemExit(f"{python} does not exist (install graphnetz==0.2.0 into a venv)")
     out = Path(args.out)
     results = json.loads(out.read_text()) if out.exists() else {}
-    results.setdefault(
+    about = results.setdefault(
         "about",
         {
             "reference": "graphnetz==0.2.0 run_benchmark, final-epoch test metric per seed",
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, one torch thread",
-            "command": " ".join(["python", *sys.argv]),
         },
     )
+    command = " ".join(["python", *(a if " " not in a else repr(a) for a in sys.argv)])
+    if command not in about.setdefault("commands", []):
+        about["commands"].append(command)
     cells = results.setdefault("cells", {})
     data_dir = tempfile.mkdtemp(prefix="reference-data-")
     for dataset in args.datasets.split(","):

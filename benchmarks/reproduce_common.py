@@ -187,7 +187,7 @@ def read_reference_package_runs(path: str | None) -> dict[tuple[str, str], dict]
 
 
 def package_command(path: str) -> str:
-    return json.loads(Path(path).read_text(encoding="utf-8"))["about"]["command"]
+    return "; ".join(json.loads(Path(path).read_text(encoding="utf-8"))["about"]["commands"])
 
 
 def reference_package_note(cell: Cell, run: dict | None, ours_there: dict | None) -> None:

@@ -77,8 +77,9 @@ def read_resume_state(path: Path) -> dict[str, Any] | None:
 
 class PeriodicCheckpoint:
     """A fit-loop callback (the lean loop calls it; under ``Trainer.fit`` it is wrapped in
-    training/lightning_task.py's ``LightningCallback``). Saves ``path`` at the end of a training epoch at most every ``every_s`` seconds,
-    and restores the task's history and the RNG states when a run resumes from it.
+    training/lightning_task.py's ``LightningCallback``). Saves ``path`` at the end of a
+    training epoch at most every ``every_s`` seconds, and restores the task's history and
+    the RNG states when a run resumes from it.
 
     ``config`` identifies the run (a checkpoint of another config is never resumed);
     ``started`` is the ``time.perf_counter()`` at which this process began the run and
