@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PEER_NAMES = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gt": "GraphTransformer"}
+sys.path.insert(0, str(HERE))
+from sweep_speed import PEER_NAMES, peer_problem, run_peer_driver  # noqa: E402
+
+#: The encoders the reference runs on node and link tasks (GIN is graph-level only).
+MODELS = ("gcn", "sage", "gat", "gt")
+
 #: Node classification tasks, read by the reference's own Planetoid loader.
 PLANETOID = {"cora": "Cora", "citeseer": "CiteSeer"}
 
@@ -105,21 +109,9 @@ def stage_planetoid(root: Path, name: str, mirror: str) -> None:
 
 
 def run_cell(python: Path, root: Path, name: str, model: str, seeds: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["OMP_NUM_THREADS"] = "1"
     task_type = "node_cls" if name in PLANETOID else "link_pred"
     payload = [str(root), name, task_type, model, seeds]
-    out = subprocess.run(
-        [str(python), "-c", PEER_DRIVER, json.dumps(payload)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=tempfile.gettempdir(),
-    )
-    if out.returncode:
-        raise SystemExit(f"the reference failed on {name} / {model}:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_peer_driver(python, PEER_DRIVER, payload, f"the reference on {name} / {model}")
 
 
 def main() -> None:
@@ -135,12 +127,13 @@ def main() -> None:
     args = parser.parse_args()
     if not args.mirror:
         raise SystemExit("--mirror (or $GRAPHNETZ_DATA_MIRROR) is required")
-    unknown = sorted(set(args.models.split(",")) - set(PEER_NAMES))
+    unknown = sorted(set(args.models.split(",")) - set(MODELS))
     if unknown:
-        raise SystemExit(f"unknown model(s) {unknown}; the reference has {sorted(PEER_NAMES)}")
+        raise SystemExit(f"unknown model(s) {unknown}; valid: {list(MODELS)}")
+    problem = peer_problem(args.peer_venv)
+    if problem:
+        raise SystemExit(f"--peer-venv: {problem}")
     python = Path(args.peer_venv) / "bin" / "python"
-    if not python.exists():
-        raise SystemExit(f"{python} does not exist (install graphnetz==0.2.0 into a venv)")
     out = Path(args.out)
     results = json.loads(out.read_text()) if out.exists() else {}
     about = results.setdefault(

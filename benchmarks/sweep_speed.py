@@ -108,23 +108,29 @@ def run_peer(dataset: str, args, seeds: int, epochs: int) -> dict:
     device = "cuda" if args.accelerator == "gpu" else "cpu"
     payload = [str(Path(args.mirror).resolve()), tempfile.mkdtemp(prefix="peer-")]
     payload += [dataset, seeds, epochs, device, names]
+    start = time.perf_counter()
+    result = run_peer_driver(python, PEER_DRIVER, payload, "reference sweep")
+    wall = time.perf_counter() - start
+    by_ours = {m: result["test"][PEER_NAMES[m]] for m in SWEEPS[dataset]["models"]}
+    return {"wall_s": wall, "test": by_ours}
+
+
+def run_peer_driver(python: Path, driver: str, payload, what: str) -> dict:
+    """Run ``driver`` with the reference venv's ``python`` (one thread, none of our paths)
+    on the JSON ``payload``; the JSON its last output line prints."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("PYTHONPATH", None)
-    start = time.perf_counter()
     out = subprocess.run(
-        [str(python), "-c", PEER_DRIVER, json.dumps(payload)],
+        [str(python), "-c", driver, json.dumps(payload)],
         env=env,
         capture_output=True,
         text=True,
         check=False,
         cwd=tempfile.gettempdir(),
     )
-    wall = time.perf_counter() - start
     if out.returncode:
-        raise SystemExit(f"reference sweep failed:\n{out.stderr[-3000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    by_ours = {m: result["test"][PEER_NAMES[m]] for m in SWEEPS[dataset]["models"]}
-    return {"wall_s": wall, "test": by_ours}
+        raise SystemExit(f"{what} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def peer_problem(venv: str | None) -> str | None:
