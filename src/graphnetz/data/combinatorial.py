@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 
-import networkx as nx
 import numpy as np
-import scipy.sparse as sp
 import torch
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse.csgraph import maximum_flow
 from torch_geometric.data import Data
+
+# networkx, scipy.sparse.csgraph and scipy.optimize are imported by the loaders that use
+# them: this module is imported by every PyG dataset's adapter (for knn_edges), and those
+# imports cost about a second per process.
 
 
 def _check(name: str, value, low, kind=int) -> None:
@@ -129,6 +129,8 @@ def load_graph_colouring(
     _check("num_nodes", num_nodes, 2)
     _check_prob("edge_prob", edge_prob)
     src, dst = erdos_renyi_pairs(np.random.default_rng(seed), num_nodes, edge_prob)
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(range(num_nodes))
     graph.add_edges_from(zip(src.tolist(), dst.tolist(), strict=True))
@@ -163,6 +165,9 @@ def load_max_flow(
     keep = src != dst
     src, dst = src[keep], dst[keep]
     capacity = rng.integers(1, max_capacity + 1, size=src.size)
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_flow
+
     matrix = sp.csr_matrix((capacity.astype(np.int32), (src, dst)), shape=(num_nodes,) * 2)
     flow = maximum_flow(matrix, 0, num_nodes - 1).flow_value
     x = torch.zeros(num_nodes, 2)
@@ -195,6 +200,8 @@ def load_bipartite_matching(
     rng = np.random.default_rng(seed)
     mask = rng.random((size, size)) < edge_prob
     weights = np.where(mask, 1.0 - rng.random((size, size)), 0.0)
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(weights, maximize=True)
     matched = mask[rows, cols]
     rows, cols = rows[matched], cols[matched]

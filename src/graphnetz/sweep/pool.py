@@ -1,7 +1,8 @@
 """``hydra/launcher=pool``: a sweep's jobs on worker processes forked once per sweep.
 
 Each worker is a fork of the launching process, made after it imported torch, Lightning
-and PyG and composed the sweep's configs, so a worker pays none of that again (the
+and PyG, composed the sweep's configs and paid the first-use costs of its loaders and
+models (:mod:`graphnetz.sweep.prewarm`), so a worker pays none of that again (the
 joblib launcher's workers each import everything and receive the pickled Hydra state
 with every job). A worker keeps what it loaded (datasets are cached per process,
 ``graphnetz.data.loading``) for the jobs that follow. Jobs are handed out in sweep order,
@@ -34,6 +35,8 @@ from typing import Any
 from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, run_job
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, open_dict
+
+from graphnetz.sweep.prewarm import prewarm
 
 log = logging.getLogger(__name__)
 #: Held by threads of the launching process while they write to a stream, and by the fork.
@@ -136,6 +139,7 @@ def launch_pool(
     jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
     for idx, overrides in jobs:
         log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
+    prewarm(jobs, _job_config)  # what every worker's first jobs would pay, paid once
     results: dict[int, JobReturn] = {}
     lost = _run_batch(jobs, workers, results)
     for idx, overrides in lost:  # a worker died: each again, alone, to find which
