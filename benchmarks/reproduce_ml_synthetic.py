@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from omegaconf import OmegaConf
 from reproduce_common import (
     DOC,
     NOT_AVAILABLE,
+    REPO_ROOT,
     cost_by_cell,
     per_seed,
     render_matrix,
@@ -28,69 +30,75 @@ from reproduce_ml_benchmark import METHODS
 
 SECTION = "ml_tables_4_10_11"
 SEEDS = 3
-QUALITY = {f"ml_synthetic_r{r}": f"r = {r}" for r in ("0.0", "0.2", "0.5", "0.8", "1.0")}
-ALPHAS = ("0.374", "1.21", "1.61", "2.06", "10.7")
-HOMOPHILY = {f"ml_synthetic_a{a}_b0.01": f"α = {a}" for a in ALPHAS}
 METRICS = {
     "macro_ap": "macro AP",
     "micro_f1_topk": "micro-F1 (top-k, true label count)",
     "macro_f1_topk": "macro-F1 (top-k, true label count)",
 }
-COMMANDS = {
-    "features": "nice -n 15 python train.py -m experiment=ml_synthetic_features seed='range(3)' "
-    "num_threads=1 resume=true hydra.sweep.dir={sweep}",
-    "homophily": "nice -n 15 python train.py -m experiment=ml_synthetic_homophily seed='range(3)' "
-    "num_threads=1 resume=true hydra.sweep.dir={sweep}",
+COMMAND = (
+    "nice -n 15 python train.py -m experiment={experiment} seed='range(3)' "
+    "hydra.launcher.n_jobs=2 num_threads=1 resume=true hydra.sweep.dir={sweep}"
+)
+
+
+def levels(experiment: str, key: str) -> list[str]:
+    """The swept values of ``key`` in ``conf/experiment/<experiment>.yaml``, in order."""
+    cfg = OmegaConf.load(REPO_ROOT / "conf" / "experiment" / f"{experiment}.yaml")
+    return [v.strip() for v in str(cfg.hydra.sweeper.params[key]).split(",")]
+
+
+QUALITY = {
+    f"synthetic1_r{r}": f"r = {r}"
+    for r in levels("ml_synthetic_features", "dataset.loader.feature_quality")
+}
+HOMOPHILY = {
+    f"synthetic1_a{a}_b0.01": f"α = {a}"
+    for a in levels("ml_synthetic_homophily", "dataset.loader.alpha")
 }
 
 
-def mean_seconds(cost, dataset: str) -> dict[str, float]:
-    return {m: float(np.mean(cost[(dataset, m)])) for m in METHODS if (dataset, m) in cost}
-
-
-def estimate(features_records, homophily_records) -> list[str]:
-    """Full-sweep cost from the measured runs (per-method seconds at r = 1.0)."""
-    cost = cost_by_cell([*features_records, *homophily_records])
-    per_method = mean_seconds(cost, "ml_synthetic_r1.0")
-    if not per_method:
-        return [
-            "* no synthetic run measured yet: run one cell first, e.g. `"
-            + COMMANDS["features"]
-            .replace("seed='range(3)'", "dataset.loader.feature_quality=1.0 seed=0")
-            .format(sweep="outputs/multirun/repro_ml_synthetic_features")
-            + "`"
-        ]
+def estimate(experiment: str, records: list[dict], columns: dict[str, str]) -> list[str]:
+    """Measured seconds per run (per method and graph) and what the rest would cost."""
+    cost = cost_by_cell(records)
+    if not cost:
+        return [f"* `{experiment}`: no run measured yet."]
+    header = "| method | " + " | ".join(columns.values()) + " |"
     lines = [
-        "| method | seconds per run at r = 1.0 (measured, n) |",
-        "|---|---:|",
-        *(
-            f"| {METHODS[m]} | {s:.0f} ({len(cost[('ml_synthetic_r1.0', m)])}) |"
-            for m, s in per_method.items()
-        ),
+        f"`{experiment}`, measured seconds per run (mean, n):",
         "",
+        header,
+        "|---|" + "---:|" * len(columns),
     ]
-    one_graph = sum(per_method.values())
-    complete = len(per_method) == len(METHODS)
-    lines.append(
-        f"* One graph × {len(per_method)} methods × 1 seed: {one_graph / 60:.1f} min"
-        + ("" if complete else f" (only {len(per_method)} of {len(METHODS)} methods measured)")
-        + "."
-    )
-    bound = "≈" if complete else "at least"
-    lines.append(
-        f"* Tables 4 / 10 (feature quality, 5 graphs of the same density × {SEEDS} seeds): "
-        f"{bound} {one_graph * 5 * SEEDS / 3600:.1f} h on one core."
-    )
-    dense = mean_seconds(cost, "ml_synthetic_a0.374_b0.01").get("gcn")
-    base = per_method.get("gcn")
-    if dense and base:
-        ratio = dense / base
-        lines.append(
-            f"* Table 11 (homophily): the densest graph (α = 0.374) costs GCN {dense:.0f} s "
-            f"against {base:.0f} s at α = 1.61 (= r = 1.0), ×{ratio:.1f}; if every method "
-            f"scales alike and the other four graphs cost like α = 1.61, the sweep takes "
-            f"{bound} {one_graph * (4 + ratio) * SEEDS / 3600:.1f} h on one core."
+    for model, name in METHODS.items():
+        cells = [
+            f"{np.mean(cost[(task, model)]):.0f} ({len(cost[(task, model)])})"
+            if (task, model) in cost
+            else "—"
+            for task in columns
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    spent = sum(sum(v) for v in cost.values())
+    missing, guessed = 0, 0.0
+    for model in METHODS:
+        measured = [s for (task, m), v in cost.items() if m == model for s in v]
+        for task in columns:
+            left = SEEDS - len(cost.get((task, model), []))
+            if left > 0:
+                missing += left
+                guessed += left * float(np.mean(measured)) if measured else float("nan")
+    lines += [
+        "",
+        f"* measured so far: {sum(len(v) for v in cost.values())} runs, "
+        f"{spent / 3600:.1f} core-hours.",
+    ]
+    if missing:
+        rest = (
+            f"≈ {guessed / 3600:.1f} core-hours at each method's mean over the graphs "
+            "measured (the graphs differ in density, so this is a rough figure)"
+            if np.isfinite(guessed)
+            else "not estimable until every method has one measured run"
         )
+        lines.append(f"* {missing} runs left for {SEEDS} seeds: {rest}.")
     return lines
 
 
@@ -105,29 +113,33 @@ def main() -> None:
     body = [
         "Regenerate: `python benchmarks/reproduce_ml_synthetic.py --features "
         f"{args.features} --homophily {args.homophily}` (reads {len(features)} + "
-        f"{len(homophily)} finished runs). Every cell: **{NOT_AVAILABLE}**. The graphs come "
-        "from our generator (`ml_synthetic`) with the earlier uniform point model "
-        "(`point_model: uniform`, pinned in both experiments because their (α, b) were "
-        "calibrated on it); the study's own point stage, which reproduces Synthetic1 "
-        "(Tables 1–2 above), is the generator's default but these sweeps have not been "
-        "recalibrated and rerun on it, so their rows compare with the study's only in "
-        "their trend.",
+        f"{len(homophily)} finished runs). Every cell: **{NOT_AVAILABLE}**, so the rows "
+        "compare with the study's in their trend only. The graphs are the study's "
+        "Synthetic1 family from our generator (`ml_synthetic` with its default point "
+        "stage: Mldatagen points with the study's 20 radii, 10 relevant + 10 irrelevant "
+        "features; Tables 1–2 above show it gives Synthetic1's homophily, edges and labels "
+        "per node). Feature quality r keeps round(10 r) relevant coordinates at "
+        "Synthetic1's α = 8.8, b = 0.12; the homophily levels ≈ 0.3, 0.4, 0.6, 0.8, 1.0 "
+        "come from α at b = 0.01 (calibration in `conf/experiment/ml_synthetic_homophily"
+        ".yaml`; 0.2 is below what these labels allow: random pairs give 0.245).",
         "",
-        "Estimated cost of the full sweeps (from the runs measured here):",
+        "Cost (one thread per run, from the records):",
         "",
-        *estimate(features, homophily),
+        *estimate("ml_synthetic_features", features, QUALITY),
+        "",
+        *estimate("ml_synthetic_homophily", homophily, HOMOPHILY),
         "",
         "Commands that fill every cell (resumable; seeds 0–2):",
         "",
         "```",
-        COMMANDS["features"].format(sweep=args.features),
-        COMMANDS["homophily"].format(sweep=args.homophily),
+        COMMAND.format(experiment="ml_synthetic_features", sweep=args.features),
+        COMMAND.format(experiment="ml_synthetic_homophily", sweep=args.homophily),
         "```",
         "",
     ]
     for title, records, columns in (
         ("Tables 4 / 10, feature quality r", features, QUALITY),
-        ("Table 11, homophily (b = 0.01)", homophily, HOMOPHILY),
+        ("Table 11, homophily ≈ 0.3 … 1.0 (b = 0.01)", homophily, HOMOPHILY),
     ):
         for metric, name in METRICS.items():
             body += [f"**{title}: {name}** (`{metric}`), test:", ""]

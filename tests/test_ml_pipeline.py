@@ -94,7 +94,7 @@ def test_command_line_narrows_the_experiment_sweep():
         (
             "ml_synthetic_homophily",
             "dataset.loader.alpha",
-            ["0.374", "1.21", "1.61", "2.06", "10.7"],
+            ["0.599", "1.04", "1.55", "2.04", "10.7"],
         ),
         (
             "ml_synthetic_features",
@@ -171,7 +171,7 @@ def test_each_method_trains_on_a_small_synthetic_graph(make_cfg, model):
     extra = SMALL_DEEPWALK if model == "deepwalk" else []
     cfg = make_cfg(
         "experiment=ml_synthetic_homophily",
-        "dataset.loader.alpha=2.06",
+        "dataset.loader.alpha=2.04",
         "dataset.loader.num_nodes=300",
         f"model={model}",
         "seed=1",
@@ -179,13 +179,14 @@ def test_each_method_trains_on_a_small_synthetic_graph(make_cfg, model):
         *extra,
     )
     record = run_experiment(cfg)
-    check_record(record, "ml_synthetic_a2.06_b0.01/ml_node_cls", n_labels=20)
+    check_record(record, "synthetic1_a2.04_b0.01/ml_node_cls", n_labels=20)
     assert record.data["num_nodes"] == 300
-    # the chance level (macro AP of a constant score) on this graph's test split is 0.182;
-    # after 3 epochs every method measured 0.256-0.325, so 0.05 above chance
+    # the chance level (macro AP of a constant score) on this graph's test split is 0.155;
+    # after 3 epochs every method measured 0.188 (MLP: Synthetic1's coordinates are
+    # scrambled and half the columns are noise) to 0.263 (H2GCN), so 0.02 above chance
     data = load_dataset(cfg.dataset.loader, cfg.paths.data_dir, seed=1)
     chance = prior_macro_ap(data.y[data.test_mask])
-    assert record.metrics["test"]["macro_ap"] >= chance + 0.05
+    assert record.metrics["test"]["macro_ap"] >= chance + 0.02
 
 
 @pytest.mark.parametrize("model", METHODS)
@@ -260,9 +261,9 @@ def test_a_real_multirun_writes_one_record_per_job(tmp_path, data_dir):
     assert done.returncode == 0, done.stderr[-2000:]
     records = [json.loads(p.read_text()) for p in sorted(out.rglob("result.json"))]
     assert [r["status"] for r in records] == ["ok"] * 2
-    assert sorted(r["dataset"] for r in records) == ["ml_synthetic_r0.0", "ml_synthetic_r1.0"]
+    assert sorted(r["dataset"] for r in records) == ["synthetic1_r0.0", "synthetic1_r1.0"]
     section = dataset_section_from_run_dirs([out])
-    assert "| ml_synthetic_r0.0 | 200 |" in section and "| ml_synthetic_r1.0 | 200 |" in section
+    assert "| synthetic1_r0.0 | 200 |" in section and "| synthetic1_r1.0 | 200 |" in section
 
 
 # --- the dataset section of the report ----------------------------------------------
@@ -305,16 +306,16 @@ def test_dataset_section_names_the_seed_of_generated_graphs(make_cfg):
     records = [
         {
             "task_type": "ml_node_cls",
-            "dataset": "ml_synthetic_r1.0",
+            "dataset": "synthetic1_r1.0",
             "seed": s,
             "config": _plain(cfg),
         }
         for s in (3, 2)
     ]
     section = dataset_section(records)
-    assert "| ml_synthetic_r1.0 | 150 |" in section
+    assert "| synthetic1_r1.0 | 150 |" in section
     assert "statistics of seed 2" in section
-    assert "| ml_synthetic_r1.0 | 2 | " in section  # its chance level is seed 2's too
+    assert "| synthetic1_r1.0 | 2 | " in section  # its chance level is seed 2's too
 
 
 def test_chance_level_averages_the_test_splits_of_the_runs_seeds(make_cfg, mirror, data_dir):
