@@ -289,3 +289,48 @@ def test_the_reference_package_run_here_explains_a_low_published_draw():
     rc.reference_package_note(untouched, None, ours_there)
     rc.reference_package_note(untouched, run, None)
     assert untouched.open_note == "" and untouched.explanation is None
+
+
+# --- synthetic Tables 4 / 10 / 11 -----------------------------------------------------
+
+
+def test_synthetic_columns_are_the_experiments_sweep_levels(make_cfg):
+    import reproduce_ml_synthetic as rs
+
+    for experiment, key, columns in (
+        ("ml_synthetic_features", "feature_quality", rs.QUALITY),
+        ("ml_synthetic_homophily", "alpha", rs.HOMOPHILY),
+    ):
+        for task in columns:  # each column is the report task one swept level produces
+            value = task.split("_r")[-1] if key == "feature_quality" else task.split("_a")[1]
+            value = value.split("_b")[0]
+            cfg = make_cfg(f"experiment={experiment}", f"dataset.loader.{key}={value}")
+            assert cfg.dataset.name == task
+
+
+def test_synthetic_cost_counts_the_runs_left_and_estimates_from_measured_ones():
+    import reproduce_ml_synthetic as rs
+
+    first = next(iter(rs.QUALITY))
+    records = [
+        {"dataset": first, "model": model, "wall_time_s": 60.0}
+        for model in rs.METHODS
+        for _ in range(2)
+    ]
+    lines = rs.estimate("ml_synthetic_features", records, rs.QUALITY)
+    total = len(rs.QUALITY) * len(rs.METHODS) * rs.SEEDS
+    left = total - len(records)
+    assert (
+        f"* measured so far: {len(records)} runs, {len(records) * 60 / 3600:.1f} core-hours."
+        in lines
+    )
+    assert any(
+        line.startswith(f"* {left} runs left") and f"≈ {left * 60 / 3600:.1f}" in line
+        for line in lines
+    )
+    one_missing = [r for r in records if r["model"] != "lanc"]
+    lines = rs.estimate("ml_synthetic_features", one_missing, rs.QUALITY)
+    assert any("not estimable until every method has one measured run" in line for line in lines)
+    assert rs.estimate("ml_synthetic_features", [], rs.QUALITY) == [
+        "* `ml_synthetic_features`: no run measured yet."
+    ]
