@@ -16,6 +16,7 @@ cost per dataset comes from the records. Writes section ``ml_tables_3_9``.
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 
 from reproduce_common import (
     DOC,
@@ -107,6 +108,18 @@ def feature_notes(records) -> list[str]:
     return lines
 
 
+def revisions(records) -> str:
+    """``abc1234 (n), ...``: the graphnetz revisions the records were trained at."""
+
+    def short(revision: str) -> str:  # "+dirty": uncommitted changes in the tree then
+        return revision[:7] + ("+dirty" if revision.endswith("+dirty") else "")
+
+    counts = Counter(
+        short(str(rec.get("versions", {}).get("graphnetz_revision", "unknown"))) for rec in records
+    )
+    return ", ".join(f"{rev} ({n})" for rev, n in sorted(counts.items()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sweeps", nargs="+", help="ml_real sweep folder(s)")
@@ -116,8 +129,10 @@ def main() -> None:
     primary = per_seed(records, "macro_ap")
     body = [
         f"Regenerate: `python benchmarks/reproduce_ml_benchmark.py {' '.join(args.sweeps)}` "
-        f"(reads {len(records)} finished runs). The sweep was run here, not reused: no earlier "
-        "ml_real records exist for this code. Every cell: "
+        f"(reads {len(records)} finished runs; their records are archived in "
+        "`results/repro_ml_real`, `python -m graphnetz records restore --all` puts them "
+        f"back); trained at revisions {revisions(records)} (runs per revision; no record of "
+        "an earlier sweep is reused). Every cell: "
         f"**{NOT_AVAILABLE}** (the study's per-cell numbers are in its PDF, which is not in "
         "the offline sources), so each table shows ours only; no verdict can be given.",
         "",
