@@ -95,6 +95,31 @@ def cost_lines(records) -> list[str]:
     return lines
 
 
+def cell_cost_lines(records) -> list[str]:
+    """Per (method, dataset): mean seconds per run and per epoch (evaluation included)."""
+    runs: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    for rec in records:
+        wall, epochs = float(rec.get("wall_time_s") or 0.0), int(rec.get("epochs_run") or 0)
+        runs.setdefault((rec["dataset"], rec["model"]), []).append((wall, epochs))
+    lines = [
+        "| method | " + " | ".join(DATASETS.values()) + " |",
+        "|---|" + "---:|" * len(DATASETS),
+    ]
+    for model, name in METHODS.items():
+        cells = []
+        for dataset in DATASETS:
+            cell = runs.get((dataset, model))
+            if not cell:
+                cells.append("—")
+                continue
+            wall = sum(w for w, _ in cell)
+            epochs = sum(e for _, e in cell)
+            per_epoch = f", {wall / epochs:.2f} s/epoch" if epochs else ""
+            cells.append(f"{wall / len(cell) / 60:.1f} min{per_epoch}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def feature_notes(records) -> list[str]:
     notes = {}
     for rec in records:
@@ -146,6 +171,16 @@ def main() -> None:
         body += [render_matrix(per_seed(records, metric), METHODS, DATASETS)]
     body += ["Measured cost (one thread per run, `nice -n 15`, from the records):", ""]
     body += [*cost_lines(records), ""]
+    body += [
+        "Per cell, mean minutes per run and seconds per epoch (one training step and the "
+        "evaluation of every split; summed run time over summed epochs). Wall times depend "
+        "on the speed and load of the machine in the session that ran them (the revisions "
+        "above tell the sessions apart; the one of 49cfb70 ran about 2.3x slower than the "
+        "others), so compare cells of one session:",
+        "",
+        *cell_cost_lines(records),
+        "",
+    ]
     missing = missing_cells(primary, args.sweeps[0])
     body += ["Missing cells and the commands that fill them (resumable):", ""]
     body += missing or ["* none"]
