@@ -175,8 +175,7 @@ def main() -> None:
         "Per cell, mean minutes per run and seconds per epoch (one training step and the "
         "evaluation of every split; summed run time over summed epochs). Wall times depend "
         "on the speed and load of the machine in the session that ran them (the revisions "
-        "above tell the sessions apart; the one of 49cfb70 ran about 2.3x slower than the "
-        "others), so compare cells of one session:",
+        "above tell the sessions apart), so compare cells of one session:",
         "",
         *cell_cost_lines(records),
         "",
