@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import lzma
 
+import pytest
+
 from graphnetz.__main__ import main as graphnetz_main
 from graphnetz.run_record import RECORD_NAME
 from graphnetz.sweep.archive import restore_records, save_records
@@ -99,3 +101,37 @@ def test_the_command_line_names_its_defaults_and_reports_conflicts(
     assert graphnetz_main(["records", "restore", "--all"]) == 1  # the edited record
     out = capsys.readouterr().out
     assert "1 already there" in out and "1 conflicting (kept as they were)" in out
+
+
+def test_the_command_line_saves_several_sweeps_each_to_its_own_archive(
+    make_cfg, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    first, second = (tmp_path / "outputs" / "multirun" / name for name in ("a", "b"))
+    _sweep_with_two_runs(make_cfg, first)
+    _sweep_with_two_runs(make_cfg, second)
+    assert graphnetz_main(["records", "save", str(first), str(second)]) == 0
+    for name in ("a", "b"):
+        assert len(list((tmp_path / "results" / name).glob("*.json.xz"))) == 2
+    assert not list(second.glob("*.json.xz"))  # the second sweep is a source, not a target
+
+
+def test_the_command_line_refuses_a_destination_of_the_wrong_kind(
+    make_cfg, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    first, second = (tmp_path / "outputs" / "multirun" / name for name in ("a", "b"))
+    _sweep_with_two_runs(make_cfg, first)
+    _sweep_with_two_runs(make_cfg, second)
+    for argv, message in (
+        (["save", str(first), "--to", str(second)], "is a sweep folder, not an archive"),
+        (["save", str(first), str(second), "--to", "x"], "--to names the destination of one"),
+    ):
+        with pytest.raises(SystemExit):
+            graphnetz_main(["records", *argv])
+        assert message in capsys.readouterr().err
+    assert not list(second.glob("*.json.xz"))
+    assert graphnetz_main(["records", "save", str(first)]) == 0
+    with pytest.raises(SystemExit):
+        graphnetz_main(["records", "restore", "results/a", "--to", "results/a"])
+    assert "is an archive folder, not a sweep" in capsys.readouterr().err

@@ -1,13 +1,14 @@
 """``python -m graphnetz records save|restore``: keep a sweep's finished records.
 
     python -m graphnetz records save outputs/multirun/repro_ml_real     # -> results/repro_ml_real
+    python -m graphnetz records save outputs/multirun/a outputs/multirun/b   # -> results/a, results/b
     python -m graphnetz records restore results/repro_ml_real          # -> outputs/multirun/repro_ml_real
     python -m graphnetz records restore --all                          # every folder under results/
 
-Then ``python train.py -m ... resume=true hydra.sweep.dir=outputs/multirun/<name>`` skips
-every restored run, and the report or a reproduction script reads them as if the sweep
-had just run. See :mod:`graphnetz.sweep.archive` for what is kept and why nothing is
-ever replaced.
+``--to DIR`` names another destination for a single folder. Then ``python train.py -m ...
+resume=true hydra.sweep.dir=outputs/multirun/<name>`` skips every restored run, and the
+report or a reproduction script reads them as if the sweep had just run. See
+:mod:`graphnetz.sweep.archive` for what is kept and why nothing is ever replaced.
 """
 
 from __future__ import annotations
@@ -21,30 +22,52 @@ ARCHIVE_ROOT = Path("results")
 SWEEP_ROOT = Path("outputs/multirun")
 
 
+def _looks_like_sweep(folder: Path) -> bool:
+    return (folder / "multirun.yaml").is_file() or any(folder.glob("*/result.json"))
+
+
+def _looks_like_archive(folder: Path) -> bool:
+    return any(folder.glob("*.json.xz"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphnetz records", description=__doc__)
     sub = parser.add_subparsers(dest="action", required=True)
-    save = sub.add_parser("save", help="archive a sweep folder's finished records")
-    save.add_argument("sweep", type=Path)
-    save.add_argument("archive", type=Path, nargs="?", help=f"default: {ARCHIVE_ROOT}/<name>")
-    restore = sub.add_parser("restore", help="write archived records back into a sweep folder")
-    restore.add_argument("archive", type=Path, nargs="?")
-    restore.add_argument("sweep", type=Path, nargs="?", help=f"default: {SWEEP_ROOT}/<name>")
+    save = sub.add_parser("save", help="archive sweep folders' finished records")
+    save.add_argument("sweeps", type=Path, nargs="+", metavar="sweep")
+    save.add_argument(
+        "--to", type=Path, help=f"archive folder of one sweep; default: {ARCHIVE_ROOT}/<name>"
+    )
+    restore = sub.add_parser("restore", help="write archived records back into sweep folders")
+    restore.add_argument("archives", type=Path, nargs="*", metavar="archive")
+    restore.add_argument(
+        "--to", type=Path, help=f"sweep folder of one archive; default: {SWEEP_ROOT}/<name>"
+    )
     restore.add_argument(
         "--all", action="store_true", help=f"restore every archive under {ARCHIVE_ROOT}/"
     )
     args = parser.parse_args(argv)
 
-    if args.action == "save":
-        pairs = [(args.sweep, args.archive or ARCHIVE_ROOT / args.sweep.resolve().name)]
-    elif args.all:
-        if args.archive is not None or args.sweep is not None:
+    sources = args.sweeps if args.action == "save" else args.archives
+    if args.action == "restore" and args.all:
+        if sources or args.to is not None:
             parser.error("--all takes no folders: it restores every archive under results/")
-        pairs = [(a, SWEEP_ROOT / a.name) for a in sorted(ARCHIVE_ROOT.iterdir()) if a.is_dir()]
-    elif args.archive is None:
-        parser.error("restore needs an archive folder (or --all)")
-    else:
-        pairs = [(args.archive, args.sweep or SWEEP_ROOT / args.archive.resolve().name)]
+        sources = [a for a in sorted(ARCHIVE_ROOT.iterdir()) if a.is_dir()]
+    elif not sources:
+        parser.error("restore needs archive folders (or --all)")
+    if args.to is not None and len(sources) > 1:
+        parser.error(f"--to names the destination of one folder, got {len(sources)} folders")
+    root = ARCHIVE_ROOT if args.action == "save" else SWEEP_ROOT
+    pairs = [(source, args.to or root / source.resolve().name) for source in sources]
+    for _, target in pairs:
+        if args.action == "save" and _looks_like_sweep(target):
+            parser.error(
+                f"{target} is a sweep folder, not an archive: archives go to results/<name>"
+            )
+        if args.action == "restore" and _looks_like_archive(target):
+            parser.error(
+                f"{target} is an archive folder, not a sweep: sweeps go to outputs/multirun/<name>"
+            )
 
     conflicts = 0
     for source, target in pairs:
