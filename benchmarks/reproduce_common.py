@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -350,6 +350,22 @@ def run_cost(records: Iterable[Mapping]) -> tuple[int, float]:
     return len(records), sum(float(r.get("wall_time_s") or 0.0) for r in records) / 3600.0
 
 
+def method_table(
+    rows: Mapping[str, str],
+    columns: Mapping[str, str],
+    cell: Callable[[str, str], str],
+    align: str = "---",
+) -> list[str]:
+    """Markdown lines of a method × column table: ``cell(column, row)`` fills each cell."""
+    lines = [
+        "| method | " + " | ".join(columns.values()) + " |",
+        "|---|" + f"{align}|" * len(columns),
+    ]
+    for row, row_label in rows.items():
+        lines.append(f"| {row_label} | " + " | ".join(cell(c, row) for c in columns) + " |")
+    return lines
+
+
 def render_matrix(
     values: Mapping[tuple[str, str], Mapping[int, float]],
     rows: Mapping[str, str],
@@ -357,17 +373,12 @@ def render_matrix(
     digits: int = 4,
 ) -> str:
     """Markdown table of mean ± 95 % t half-width (n) per (column, row) key; — where absent."""
-    lines = [
-        "| method | " + " | ".join(columns.values()) + " |",
-        "|---|" + "---|" * len(columns),
-    ]
-    for row, row_label in rows.items():
-        texts = []
-        for column in columns:
-            seeds = values.get((column, row))
-            texts.append(Ours.from_values(seeds.values()).text(digits) if seeds else "—")
-        lines.append(f"| {row_label} | " + " | ".join(texts) + " |")
-    return "\n".join(lines) + "\n"
+
+    def cell(column: str, row: str) -> str:
+        seeds = values.get((column, row))
+        return Ours.from_values(seeds.values()).text(digits) if seeds else "—"
+
+    return "\n".join(method_table(rows, columns, cell)) + "\n"
 
 
 def cost_by_cell(records: Iterable[Mapping]) -> dict[tuple[str, str], list[float]]:

@@ -22,6 +22,7 @@ from reproduce_common import (
     DOC,
     NOT_AVAILABLE,
     cost_by_cell,
+    method_table,
     per_seed,
     render_matrix,
     replace_section,
@@ -101,23 +102,17 @@ def cell_cost_lines(records) -> list[str]:
     for rec in records:
         wall, epochs = float(rec.get("wall_time_s") or 0.0), int(rec.get("epochs_run") or 0)
         runs.setdefault((rec["dataset"], rec["model"]), []).append((wall, epochs))
-    lines = [
-        "| method | " + " | ".join(DATASETS.values()) + " |",
-        "|---|" + "---:|" * len(DATASETS),
-    ]
-    for model, name in METHODS.items():
-        cells = []
-        for dataset in DATASETS:
-            cell = runs.get((dataset, model))
-            if not cell:
-                cells.append("—")
-                continue
-            wall = sum(w for w, _ in cell)
-            epochs = sum(e for _, e in cell)
-            per_epoch = f", {wall / epochs:.2f} s/epoch" if epochs else ""
-            cells.append(f"{wall / len(cell) / 60:.1f} min{per_epoch}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+
+    def cell(dataset: str, model: str) -> str:
+        runs_here = runs.get((dataset, model))
+        if not runs_here:
+            return "—"
+        wall = sum(w for w, _ in runs_here)
+        epochs = sum(e for _, e in runs_here)
+        per_epoch = f", {wall / epochs:.2f} s/epoch" if epochs else ""
+        return f"{wall / len(runs_here) / 60:.1f} min{per_epoch}"
+
+    return method_table(METHODS, DATASETS, cell, align="---:")
 
 
 def feature_notes(records) -> list[str]:

@@ -21,6 +21,7 @@ from reproduce_common import (
     NOT_AVAILABLE,
     REPO_ROOT,
     cost_by_cell,
+    method_table,
     per_seed,
     render_matrix,
     replace_section,
@@ -62,21 +63,16 @@ def estimate(experiment: str, records: list[dict], columns: dict[str, str]) -> l
     cost = cost_by_cell(records)
     if not cost:
         return [f"* `{experiment}`: no run measured yet."]
-    header = "| method | " + " | ".join(columns.values()) + " |"
+
+    def cell(task: str, model: str) -> str:
+        seconds = cost.get((task, model))
+        return f"{np.mean(seconds):.0f} ({len(seconds)})" if seconds else "—"
+
     lines = [
         f"`{experiment}`, measured seconds per run (mean, n):",
         "",
-        header,
-        "|---|" + "---:|" * len(columns),
+        *method_table(METHODS, columns, cell, align="---:"),
     ]
-    for model, name in METHODS.items():
-        cells = [
-            f"{np.mean(cost[(task, model)]):.0f} ({len(cost[(task, model)])})"
-            if (task, model) in cost
-            else "—"
-            for task in columns
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     spent = sum(sum(v) for v in cost.values())
     missing, guessed = 0, 0.0
     for model in METHODS:
