@@ -32,6 +32,7 @@ RESULT_NEUTRAL_KEYS = (
     "num_threads",
     "checkpoint_every_s",
     "fit_loop",
+    "stack_seeds",
     "paths",
     "hydra",
 )

@@ -91,6 +91,9 @@ class RunRecord:
     identity: str | None = None
     num_threads: int | None = None
     diverged_epoch: int | None = None
+    #: Trained together with the cell's other seeds (training/stacked.py): ``seeds`` (the
+    #: stack) and ``wall_time_s`` (this run's share); None for a run trained alone.
+    stacked: dict[str, Any] | None = None
     schema_version: int = RECORD_SCHEMA_VERSION
 
     # ------------------------------------------------------------------ reading

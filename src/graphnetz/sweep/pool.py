@@ -37,6 +37,7 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, open_dict
 
 from graphnetz.sweep.prewarm import prewarm
+from graphnetz.sweep.stacking import run_unit, stack_units
 
 log = logging.getLogger(__name__)
 #: Held by threads of the launching process while they write to a stream, and by the fork.
@@ -86,6 +87,12 @@ def _run(idx: int, overrides: Sequence[str], task_function: TaskFunction | None 
         job_dir_key="hydra.sweep.dir",
         job_subdir_key="hydra.sweep.subdir",
     )
+
+
+def _run_unit(unit: Sequence[tuple[int, list[str]]]):
+    """One unit of a sweep (a cell's seeds, trained stacked where they can be:
+    :mod:`graphnetz.sweep.stacking`), in a worker."""
+    return run_unit(unit, _job_config, _run)
 
 
 def _record_death(idx: int, overrides: Sequence[str]) -> JobReturn:
@@ -149,27 +156,30 @@ def launch_pool(
 
 
 def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
-    """Run ``jobs`` on a fresh pool into ``results``; the jobs lost with a dead worker."""
-    pool = _fork_pool(min(workers, len(jobs)))
+    """Run ``jobs`` on a fresh pool into ``results``, a cell's seeds as one unit; the
+    jobs lost with a dead worker."""
+    units = stack_units(jobs, workers)
+    pool = _fork_pool(min(workers, len(units)))
     lost = []
     try:
-        futures: list[tuple[int, list[str], Future]] = []
-        for n, (idx, overrides) in enumerate(jobs):
+        futures: list[tuple[list, Future]] = []
+        for n, unit in enumerate(units):
             if n == 0:
                 with FORK_LOCK, warnings.catch_warnings():  # a forking pool forks all its
                     # workers at its first job; the lock is why the fork is safe here
                     warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork\(\)")
-                    future = pool.submit(_run, idx, overrides)
+                    future = pool.submit(_run_unit, unit)
             else:
-                future = pool.submit(_run, idx, overrides)
-            futures.append((idx, overrides, future))
-        for idx, overrides, future in futures:
+                future = pool.submit(_run_unit, unit)
+            futures.append((unit, future))
+        for unit, future in futures:
             try:
-                results[idx] = future.result()
+                results.update(future.result())
             except BrokenProcessPool:
-                lost.append((idx, overrides))
-            except Exception as err:  # the job could not start (a config Hydra refused)
-                results[idx] = _failed(idx, overrides, err)
+                lost.extend(unit)
+            except Exception as err:  # a job could not start (a config Hydra refused)
+                for idx, overrides in unit:
+                    results[idx] = _failed(idx, overrides, err)
     except BaseException:  # Ctrl-C: stop the workers too
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()

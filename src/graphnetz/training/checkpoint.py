@@ -30,7 +30,8 @@ from graphnetz.training.provenance import SOURCE_REVISION
 from graphnetz.training.resolve import RunSpec, result_config
 
 CHECKPOINT_NAME = "checkpoint.ckpt"
-_KEY = "graphnetz"
+#: Where a checkpoint keeps what this callback adds (config, history, RNG states, times).
+STATE_KEY = "graphnetz"
 log = logging.getLogger("graphnetz")
 
 
@@ -63,7 +64,7 @@ def read_resume_state(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        saved = torch.load(path, map_location="cpu", weights_only=False)[_KEY]
+        saved = torch.load(path, map_location="cpu", weights_only=False)[STATE_KEY]
     except Exception as err:  # half-written or foreign: start over
         log.warning("ignoring unreadable checkpoint %s (%s)", path, err)
         return None
@@ -127,7 +128,7 @@ class PeriodicCheckpoint:
         self._last_save = time.perf_counter()
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
-        checkpoint[_KEY] = {
+        checkpoint[STATE_KEY] = {
             "config": self.config,
             "history": pl_module.history,
             "rng": rng_state(),
@@ -136,7 +137,7 @@ class PeriodicCheckpoint:
         }
 
     def on_load_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
-        saved = checkpoint[_KEY]
+        saved = checkpoint[STATE_KEY]
         pl_module.history = list(saved["history"])
         pl_module.resumed = True
         # Restored at load time, before Lightning creates the training data iterator (which

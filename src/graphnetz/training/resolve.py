@@ -121,6 +121,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     _check_model_integers(config["model"])
     _check_checkpoint_every(config.get("checkpoint_every_s"))
     _check_fit_loop(config.get("fit_loop", "auto"))
+    _check_stack_seeds(config.get("stack_seeds", True))
     return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
 
 
@@ -205,6 +206,14 @@ FIT_LOOPS = ("auto", "lightning")
 def _check_fit_loop(fit_loop: Any) -> None:
     if fit_loop not in FIT_LOOPS:
         raise ConfigError(f"fit_loop={fit_loop!r} is not valid; choose one of {list(FIT_LOOPS)}")
+
+
+def _check_stack_seeds(stack_seeds: Any) -> None:
+    if not isinstance(stack_seeds, bool):
+        raise ConfigError(
+            f"stack_seeds={stack_seeds!r} is not valid; choose true (a cell's seeds trained "
+            "together where they can be) or false (one at a time)"
+        )
 
 
 def _max_epochs(config: dict[str, Any], task_type: str) -> int:

@@ -20,6 +20,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from graphnetz.training.divergence import divergence
 from graphnetz.training.pipeline import Skipped, Trained, train_and_evaluate
 from graphnetz.training.provenance import library_versions
 from graphnetz.training.resolve import RunSpec, composed_identity, resolve_run
+from graphnetz.training.stacked import take as stacked_result
 
 log = logging.getLogger("graphnetz")
 
@@ -86,6 +88,12 @@ def run_experiment(
         if done is not None:
             log.info("%s (resumed: record already complete)", summarize(done))
             return done
+    stacked = stacked_result(spec) if load_data is None and model_factory is None else None
+    if stacked is not None:  # trained with the cell's other seeds (training/stacked.py)
+        record = _record(spec, stacked.trained, None, run_dir, start)
+        share = {"seeds": stacked.seeds, "wall_time_s": round(stacked.wall_time_s, 4)}
+        record = replace(record, stacked=share, wall_time_s=share["wall_time_s"])
+        return _finish(record, run_dir)
     ckpt = Checkpointing()
     try:
         ckpt = checkpointing(spec, run_dir, start)

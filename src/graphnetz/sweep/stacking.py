@@ -1,0 +1,139 @@
+"""A sweep's seeds of one cell as one unit of work, trained stacked where they can be.
+
+The local launchers (``hydra/launcher=pool``, in-process and forked) group the jobs whose
+overrides differ only in ``seed=`` into units (:func:`stack_units`). A unit's process
+first trains the runs that stack (:func:`graphnetz.training.stacked.train_stacked`: the
+same results as alone, bit for bit), then runs every job of the unit through Hydra as
+usual: each job writes its own run directory and record, taking its stacked result
+instead of training. Jobs that do not stack (another task type or model, a finished
+record under ``resume=true``, a checkpoint to resume from, ``stack_seeds=false``) simply
+train in their turn, as they would without the unit.
+
+Units are at most :data:`graphnetz.training.stacked.MAX_STACK` jobs, and a sweep with
+fewer cells than workers splits its largest units so that every worker has work.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from graphnetz.training.checkpoint import CHECKPOINT_NAME
+from graphnetz.training.resolve import resolve_run
+from graphnetz.training.run import completed_record
+from graphnetz.training.stacked import (
+    MAX_STACK,
+    StackRefused,
+    discard_waiting,
+    offer,
+    stack_refusal,
+    train_stacked,
+)
+
+log = logging.getLogger(__name__)
+Job = tuple[int, list[str]]
+#: Units smaller than this are not split further to feed idle workers.
+MIN_SPLIT = 4
+
+
+def _cell(overrides: Sequence[str]) -> tuple[str, ...]:
+    """The job's overrides without its seed: equal for the seeds of one cell."""
+    return tuple(o for o in overrides if o.lstrip("+").partition("=")[0] != "seed")
+
+
+def stack_units(jobs: Sequence[Job], workers: int) -> list[list[Job]]:
+    """The jobs grouped by cell (in sweep order), at most ``MAX_STACK`` a unit, the
+    largest units halved while there are fewer units than ``workers``."""
+    cells: dict[tuple[str, ...], list[Job]] = {}
+    for job in jobs:
+        cells.setdefault(_cell(job[1]), []).append(job)
+    units = [
+        group[i : i + MAX_STACK]
+        for group in cells.values()
+        for i in range(0, len(group), MAX_STACK)
+    ]
+    while len(units) < workers:
+        largest = max(units, key=len, default=[])
+        if len(largest) < MIN_SPLIT:
+            break
+        half = (len(largest) + 1) // 2
+        position = units.index(largest)
+        units[position : position + 1] = [largest[:half], largest[half:]]
+    return sorted(units, key=lambda unit: unit[0][0])
+
+
+def run_unit(
+    unit: Sequence[Job],
+    job_config: Callable[[int, Sequence[str]], DictConfig],
+    run_one: Callable[[int, Sequence[str]], Any],
+) -> list[tuple[int, Any]]:
+    """Train the unit's stackable runs together, then run each job (``run_one``) in order."""
+    if len(unit) > 1:
+        _train_stack(unit, job_config)
+    try:
+        return [(idx, run_one(idx, overrides)) for idx, overrides in unit]
+    finally:
+        discard_waiting()  # a job that did not take its result leaves nothing behind
+
+
+def _train_stack(unit: Sequence[Job], job_config) -> None:
+    specs, run_dirs = [], []
+    for idx, overrides in unit:
+        try:
+            cfg = job_config(idx, overrides)
+            spec = resolve_run(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
+        except Exception:  # its own job will record why it cannot run
+            continue
+        refusal = stack_refusal(spec)
+        if refusal is not None:
+            log.debug("%s trains alone: %s", spec.label, refusal)
+            return  # the unit's runs share their config: none of them stacks
+        dirs = _sweep_and_run_dir(cfg)
+        if dirs is None or (spec.config.get("resume") and _done_or_resumable(spec, *dirs)):
+            continue  # it runs alone, in its turn
+        run_dir = dirs[1]
+        specs.append(spec)
+        run_dirs.append(run_dir)
+    if len(specs) < 2:
+        return
+    try:
+        results = train_stacked(specs, run_dirs)
+    except StackRefused as why:
+        log.info("%s: seeds trained one at a time (%s)", specs[0].label, why)
+        return
+    except Exception as err:  # each run alone will meet it and record it
+        log.warning(
+            "%s: stacked training failed (%s); seeds run one at a time", specs[0].label, err
+        )
+        return
+    offer(specs, results)
+    log.info(
+        "%s: seeds %s trained stacked (%.1f s each)",
+        specs[0].label.rsplit(" seed=", 1)[0],
+        ",".join(str(s.seed) for s in specs),
+        results[0].wall_time_s,
+    )
+
+
+def _sweep_and_run_dir(cfg: DictConfig) -> tuple[Path, Path] | None:
+    """The sweep's folder and the job's run directory, as Hydra's job setup names them
+    (None: they cannot be told before the job starts)."""
+    try:
+        sweep_dir = Path(str(OmegaConf.select(cfg, "hydra.sweep.dir")))
+        return sweep_dir, sweep_dir / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
+    except Exception:
+        return None
+
+
+def _done_or_resumable(spec, sweep_dir: Path, run_dir: Path) -> bool:
+    """A finished record of this identity in the sweep, or a checkpoint in its run dir."""
+    if (run_dir / CHECKPOINT_NAME).exists():
+        return True
+    return completed_record(spec, run_dir, sweep_dir) is not None
+
+
+__all__ = ["run_unit", "stack_units"]

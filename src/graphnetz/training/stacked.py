@@ -1,0 +1,340 @@
+"""Several seeds of one cell trained together in one process, each with its own result.
+
+A cell is one dataset x task x model x settings; its runs differ only in the seed. On a
+small graph a step's cost is its dispatch, which a stack of seeds shares
+(:class:`graphnetz.models.stacked.StackedEncoder`). :func:`train_stacked` builds every
+seed's run exactly as the run alone does (:func:`graphnetz.training.pipeline.build_run`:
+seeding, split, initialisation), then trains the stack through the lean loop's sequence of
+calls and random draws: each seed's draws (the loaders' base seeds, every dropout mask)
+come from its own generator, continuing the global state its run alone had after being
+built. So each seed's history, selected epoch and metrics equal those of its run alone,
+bit for bit, whichever seeds run beside it (``tests/test_stacked_seeds.py``), and its
+record is the one its run alone would write, with ``stacked`` saying which seeds shared
+the process and ``wall_time_s`` its share of their time. A seed that stops early keeps
+its history from that epoch; the stack trains on until every seed has stopped. Each seed
+saves the periodic checkpoint its run alone would save (same content, its own random
+state): a stack that is killed resumes seed by seed, each alone, to the same result.
+
+What stacks (:func:`stack_refusal` says why a run does not): full-batch node
+classification (single- and multi-label) with a GCN, GraphSAGE, GAT, GraphTransformer or
+MLP encoder, without DGI pre-training, an optimiser whose update is element-wise (Adam,
+AdamW, SGD), a trainer the lean loop runs, and no checkpoint to resume (a seed with one
+resumes alone). ``stack_seeds=false`` trains every run alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+from hydra.utils import get_class
+
+from graphnetz.data.loading import accepts_seed
+from graphnetz.models.stacked import STACKABLE_ENCODERS, SeedStreams, StackedEncoder, StackRefused
+from graphnetz.tasks.base import GraphTask
+from graphnetz.training.build import incompatibility
+from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
+from graphnetz.training.facts import dataset_facts
+from graphnetz.training.lean_loop import (
+    LEAN_CHECKPOINT_KEY,
+    LEAN_TRAINER_SETTINGS,
+    _set_determinism,
+)
+from graphnetz.training.pipeline import Built, Trained, build_run
+from graphnetz.training.resolve import RunSpec
+from graphnetz.training.threads import default_threads
+
+log = logging.getLogger("graphnetz")
+
+#: Task types whose runs stack (full-batch node tasks).
+STACKABLE_TASK_TYPES = ("node_cls", "ml_node_cls")
+#: Optimisers whose update is element-wise: a stacked tensor's step is each seed's step.
+ELEMENTWISE_OPTIMIZERS = (torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD)
+#: Most seeds trained in one stack.
+MAX_STACK = 16
+
+
+@dataclass(frozen=True)
+class StackedTrained:
+    """A seed's result from a stack: what its run alone returns, and the stack's facts."""
+
+    trained: Trained
+    seeds: list[int]
+    wall_time_s: float
+
+
+def stack_refusal(spec: RunSpec) -> str | None:
+    """Why this run trains alone (from its config, before anything is built), or None."""
+    config = spec.config
+    if not config.get("stack_seeds", True):
+        return "stack_seeds=false"
+    if spec.task_type not in STACKABLE_TASK_TYPES:
+        return f"task type {spec.task_type} (stacked: {', '.join(STACKABLE_TASK_TYPES)})"
+    if config.get("fit_loop", "auto") != "auto":
+        return f"fit_loop={config.get('fit_loop')}"
+    if config["task"].get("dgi_pretrain_epochs"):
+        return "DGI pre-training"
+    if accepts_seed(config["dataset"]["loader"]):
+        return "the dataset is drawn per seed (each seed has its own graph)"
+    for key, value in config["trainer"].items():
+        accepted = LEAN_TRAINER_SETTINGS.get(key, ())
+        if key not in LEAN_TRAINER_SETTINGS or (accepted is not None and value not in accepted):
+            return f"trainer.{key}={value!r}"
+    if str(config["trainer"].get("accelerator", "auto")) == "auto" and torch.cuda.is_available():
+        return "an accelerator is available"
+    try:
+        model_cls = get_class(config["model"]["_target_"])
+    except Exception as err:  # the run alone will say what is wrong
+        return f"model class: {err}"
+    if model_cls not in STACKABLE_ENCODERS:
+        return f"model {model_cls.__name__} is not stacked"
+    optimizer = config["task"].get("optimizer", {}).get("_target_", "")
+    try:
+        optimizer_cls = get_class(optimizer)
+    except Exception as err:
+        return f"optimizer: {err}"
+    if optimizer_cls not in ELEMENTWISE_OPTIMIZERS:
+        return f"optimizer {optimizer} (stacked: Adam, AdamW, SGD)"
+    if incompatibility(config["model"], spec.task_type, None) is not None:
+        return "the model does not serve the task"
+    return None
+
+
+def stack_key(spec: RunSpec) -> str:
+    """Runs with equal keys differ only in their seed: they may stack."""
+    import json
+
+    config = {k: v for k, v in spec.config.items() if k not in ("seed", "paths", "hydra")}
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+class _SeedLoop:
+    """One seed's view of the stack's fit loop: what its task and its checkpoint callback
+    read, and the checkpoint its run alone would save (so a stack that is killed resumes
+    seed by seed, each alone, to the same result)."""
+
+    sanity_checking = False
+    is_last_batch = True
+
+    def __init__(self, spec: RunSpec, built: Built, callbacks: list, rng: dict) -> None:
+        trainer_cfg = spec.config["trainer"]
+        self.max_epochs = int(trainer_cfg["max_epochs"])
+        self.check_val_every_n_epoch = int(trainer_cfg.get("check_val_every_n_epoch", 1))
+        self.train_dataloader = built.data.train_loader
+        self.module = built.module
+        self.callbacks = callbacks
+        self.rng = rng  # numpy's and Python's state after the build (training draws neither)
+        self.current_epoch = 0
+        self.global_step = 0
+        self.should_stop = False
+        self.generator: torch.Generator | None = None
+        self.optimizer_state: Any = None  # () -> this seed's part of the optimiser state
+
+    def epoch_end(self, epoch: int) -> None:
+        self.current_epoch, self.global_step = epoch, epoch + 1
+        for callback in self.callbacks:
+            callback.on_train_epoch_end(self, self.module)
+
+    def save_checkpoint(self, path) -> None:
+        """The lean loop's checkpoint of this seed's run alone at this epoch's end."""
+        checkpoint = {
+            LEAN_CHECKPOINT_KEY: 1,
+            "epoch": self.current_epoch,
+            "global_step": self.global_step,
+            "state_dict": self.module.state_dict(),
+            "optimizer_states": [self.optimizer_state()],
+        }
+        for callback in self.callbacks:
+            callback.on_save_checkpoint(self, self.module, checkpoint)
+        checkpoint[STATE_KEY]["rng"] = {**self.rng, "torch": self.generator.get_state()}
+        torch.save(checkpoint, path)
+
+
+def train_stacked(
+    specs: Sequence[RunSpec], run_dirs: Sequence[Path | None] | None = None
+) -> list[StackedTrained]:
+    """Train the runs ``specs`` (one cell, distinct seeds) as one stack; with ``run_dirs``
+    each seed saves the periodic checkpoint of its run alone there.
+
+    Raises :class:`StackRefused` (nothing trained; train them alone) when they cannot
+    stack; any other error is the error each of these runs would have had.
+    """
+    if len(specs) < 2:
+        raise StackRefused("a stack needs at least two seeds")
+    if len({stack_key(s) for s in specs}) != 1 or len({s.seed for s in specs}) != len(specs):
+        raise StackRefused("the runs are not the seeds of one cell")
+    for spec in specs:
+        reason = stack_refusal(spec)
+        if reason is not None:
+            raise StackRefused(reason)
+    start = time.perf_counter()
+    run_dirs = list(run_dirs) if run_dirs is not None else [None] * len(specs)
+    builts, states, loops = [], [], []
+    for spec, run_dir in zip(specs, run_dirs, strict=True):
+        ckpt = checkpointing(spec, run_dir, start)
+        if ckpt.resume_from is not None:
+            raise StackRefused(f"{spec.label} resumes from its checkpoint")
+        built = build_run(spec)
+        rng = rng_state()  # where its run alone goes on drawing
+        states.append(rng["torch"])
+        builts.append(built)
+        loops.append(_SeedLoop(spec, built, list(ckpt.callbacks or []), rng))
+        built.module.trainer = loops[-1]
+    _check_same_graph(builts)
+    encoder = StackedEncoder([b.model for b in builts])
+    trainer_cfg = specs[0].config["trainer"]
+    _set_determinism(trainer_cfg.get("deterministic"))
+    torch.set_num_threads(_threads(specs[0], builts[0]))
+    streams = SeedStreams(states)
+    modules = [b.module for b in builts]
+    for loop, generator in zip(loops, streams.generators, strict=True):
+        loop.generator = generator
+    _fit(encoder, builts, modules, loops, streams, int(trainer_cfg.get("max_epochs")))
+    wall = (time.perf_counter() - start) / len(specs)
+    seeds = [s.seed for s in specs]
+    return [
+        StackedTrained(_trained(spec, built), seeds, wall)
+        for spec, built in zip(specs, builts, strict=True)
+    ]
+
+
+def _threads(spec: RunSpec, built: Built) -> int:
+    return int(spec.config.get("num_threads") or default_threads(built.data))
+
+
+def _check_same_graph(builts: list[Built]) -> None:
+    first = builts[0].data.graph
+    for built in builts[1:]:
+        graph = built.data.graph
+        if not (torch.equal(graph.x, first.x) and torch.equal(graph.edge_index, first.edge_index)):
+            raise StackRefused("the seeds' graphs differ (features or edges)")
+
+
+def _fit(
+    encoder: StackedEncoder,
+    builts: list[Built],
+    modules: list[GraphTask],
+    loops: list[_SeedLoop],
+    streams: SeedStreams,
+    max_epochs: int,
+) -> None:
+    """The lean loop's calls for every seed at once (training/lean_loop.py)."""
+    first = modules[0]
+    optimizer = first.optimizer_factory(encoder.seed_parameters(), **first._multi_tensor_update())
+    per_seed = len(encoder.seed_parameters()) // len(modules)
+    for s, loop in enumerate(loops):
+        loop.optimizer_state = partial(_seed_optimizer_state, optimizer, s, per_seed)
+    graphs = [b.data.graph for b in builts]
+    x, edge_index = graphs[0].x, graphs[0].edge_index
+    masks = [g.train_mask for g in graphs]
+    targets = [g.y[m] for g, m in zip(graphs, masks, strict=True)]
+    splits = [_split_rows(g) for g in graphs]
+    active = list(range(len(modules)))
+    encoder.train()
+    for epoch in range(max_epochs):
+        streams.loader_seed()  # the epoch's training iterator
+        with torch.enable_grad():
+            out = encoder(x, edge_index, streams)
+            losses = [modules[s].loss(out[s][masks[s]], targets[s]) for s in range(len(modules))]
+            optimizer.zero_grad()
+            torch.stack(losses).sum().backward()
+            optimizer.step()
+        for s in active:
+            modules[s]._train_losses.append(losses[s].detach())
+        if (epoch + 1) % loops[0].check_val_every_n_epoch == 0:
+            _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, epoch)
+        for s in active:
+            loops[s].epoch_end(epoch)
+        active = [s for s in active if not loops[s].should_stop]
+        if not active:
+            break
+
+
+def _seed_optimizer_state(optimizer: torch.optim.Optimizer, seed: int, count: int) -> dict:
+    """Seed ``seed``'s part of the stack's optimiser state, numbered as the optimiser of its
+    run alone numbers it (its ``count`` parameters, in its model's order)."""
+    full = optimizer.state_dict()
+    first = seed * count
+    state = {i - first: v for i, v in full["state"].items() if first <= i < first + count}
+    groups = [{**group, "params": list(range(count))} for group in full["param_groups"]]
+    return {"state": state, "param_groups": groups}
+
+
+def _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, epoch) -> None:
+    """Every split of every active seed, in eval mode without gradients, then its row."""
+    streams.loader_seed()  # the evaluation loader's iterator
+    encoder.eval()
+    try:
+        with torch.inference_mode():
+            out = encoder(x, edge_index)
+            for s in active:
+                module = modules[s]
+                for split, (rows, targets) in splits[s].items():
+                    module._eval_outputs[split].append((out[s].index_select(0, rows), targets))
+                loops[s].current_epoch = epoch
+                module._record_epoch()
+    finally:
+        encoder.train()
+
+
+def _split_rows(graph) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Per split, its node rows and their labels (what ``out[mask], y[mask]`` select)."""
+    rows = {}
+    for split in ("train", "val", "test"):
+        index = graph[f"{split}_mask"].nonzero().view(-1)
+        rows[split] = (index, graph.y.index_select(0, index))
+    return rows
+
+
+def _trained(spec: RunSpec, built: Built) -> Trained:
+    module, data = built.module, built.data
+    loader_cfg = spec.config["dataset"]["loader"]
+    return Trained(
+        metrics=module.selected_metrics(),
+        selected_epoch=module.history[module.selected_epoch()]["epoch"],
+        epochs_run=len(module.history),
+        history=module.history,
+        data=data.info,
+        dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, loader_cfg),
+        primary_metric=module.primary_metric,
+        pairing=built.pairing,
+    )
+
+
+# ---------------------------------------------------------------- hand-over to the runs
+#: Results of a stack waiting for their runs' record writers, by run identity.
+_WAITING: dict[str, StackedTrained] = {}
+
+
+def offer(specs: Sequence[RunSpec], results: Sequence[StackedTrained]) -> None:
+    """Keep each seed's stacked result for its run (:func:`take`)."""
+    for spec, result in zip(specs, results, strict=True):
+        _WAITING[spec.identity] = result
+
+
+def take(spec: RunSpec) -> StackedTrained | None:
+    """The stacked result waiting for this run, once (None: train it alone)."""
+    return _WAITING.pop(spec.identity, None)
+
+
+def discard_waiting() -> None:
+    _WAITING.clear()
+
+
+__all__ = [
+    "MAX_STACK",
+    "StackRefused",
+    "StackedTrained",
+    "discard_waiting",
+    "offer",
+    "stack_key",
+    "stack_refusal",
+    "take",
+    "train_stacked",
+]

@@ -1,0 +1,178 @@
+"""Seeds of one cell trained stacked give each seed the result of its run alone, bit for
+bit, whatever seeds run beside it; sweeps stack them and write the same records; a killed
+stack resumes seed by seed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer
+from graphnetz.models.stacked import SeedStreams, StackedEncoder, StackRefused
+from graphnetz.sweep.stacking import stack_units
+from graphnetz.training.pipeline import train_and_evaluate
+from graphnetz.training.resolve import ConfigError, resolve_run
+from graphnetz.training.stacked import stack_refusal, train_stacked
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = ["model.hidden_channels=8", "num_threads=1"]
+KARATE = ["dataset=karate", "trainer.max_epochs=25", *TINY]
+ENCODERS = {"gcn": GCN, "gat": GAT, "sage": GraphSAGE, "gt": GraphTransformer, "mlp": MLP}
+
+
+@pytest.fixture
+def specs(make_cfg):
+    def _specs(seeds, *overrides, mirror=None):
+        return [resolve_run(make_cfg(*overrides, f"seed={s}", mirror=mirror)) for s in seeds]
+
+    return _specs
+
+
+def assert_same_run(alone, stacked) -> None:
+    assert stacked.history == alone.history  # every epoch's loss and metrics, exactly
+    assert stacked.metrics == alone.metrics
+    assert stacked.selected_epoch == alone.selected_epoch
+    assert stacked.epochs_run == alone.epochs_run
+
+
+@pytest.mark.parametrize("model", sorted(ENCODERS))
+def test_a_stacked_seed_is_its_run_alone_whoever_runs_beside_it(specs, model, one_thread):
+    runs = specs([0, 1, 2], f"model={model}", *KARATE)
+    alone = [train_and_evaluate(spec) for spec in runs]
+    for stack in ([0, 1, 2], [2, 0]):  # other seeds beside it, in another order
+        results = train_stacked([runs[i] for i in stack])
+        for i, result in zip(stack, results, strict=True):
+            assert_same_run(alone[i], result.trained)
+            assert result.seeds == [runs[j].seed for j in stack]
+
+
+@pytest.mark.parametrize("model", ["gcn", "gt"])
+def test_sparse_bag_of_words_features_stack_exactly(specs, mirror, model, one_thread):
+    """Cora's features enter as sparse rows whose stored entries each seed drops itself."""
+    runs = specs(
+        [0, 1], f"model={model}", "dataset=cora", "trainer.max_epochs=4", *TINY, mirror=mirror
+    )
+    alone = [train_and_evaluate(spec) for spec in runs]
+    for a, stacked in zip(alone, train_stacked(runs), strict=True):
+        assert_same_run(a, stacked.trained)
+
+
+def test_multilabel_early_stopping_and_elu_stack_exactly(specs, mirror, one_thread):
+    """Seeds stop at different epochs (each keeps its own history), ELU between layers."""
+    runs = specs(
+        [0, 1, 2],
+        "dataset=humloc",
+        "model=gat",
+        "+model.activation=elu",
+        "trainer.max_epochs=40",
+        "task.selection=best_val",
+        "task.patience=3",
+        *TINY,
+        mirror=mirror,
+    )
+    alone = [train_and_evaluate(spec) for spec in runs]
+    assert len({a.epochs_run for a in alone}) > 1  # the seeds really stop apart
+    for a, stacked in zip(alone, train_stacked(runs), strict=True):
+        assert_same_run(a, stacked.trained)
+
+
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+def test_stacked_encoder_draws_what_each_seed_draws_alone(name, one_thread):
+    """Training-mode forward on features stored column-major (``rand_like`` follows the
+    memory order): each seed's output and gradients are its encoder's alone."""
+    cls = ENCODERS[name]
+    x = torch.rand(12, 30).t()  # 30 nodes, 12 features, not contiguous
+    edges = torch.tensor([[i, (i + 1) % 30] for i in range(30)]).t()
+    edges = torch.cat([edges, edges.flip(0)], 1)
+    encoders, states = [], []
+    for seed in (3, 7):
+        torch.manual_seed(seed)
+        encoders.append(cls(12, 8, 3))
+        states.append(torch.get_rng_state())
+    stacked = StackedEncoder(encoders).train()
+    out = stacked(x, edges, SeedStreams(states))
+    out.square().sum().backward()
+    stacked_grads = [p.grad.clone() for p in stacked.seed_parameters()]
+    for i, (encoder, state) in enumerate(zip(encoders, states, strict=True)):
+        encoder.zero_grad()
+        torch.set_rng_state(state)
+        alone = encoder.train()(x, edges)
+        alone.square().sum().backward()
+        assert torch.equal(out[i], alone)
+        own = [p.grad for p in encoder.parameters()]
+        assert all(
+            torch.equal(a, b) for a, b in zip(own, stacked_grads[i * len(own) :], strict=False)
+        )
+
+
+def test_what_does_not_stack_says_why(specs, make_cfg):
+    assert stack_refusal(specs([0], "model=gcn", *KARATE)[0]) is None
+    cases = {
+        "task type link_pred": ["model=gcn", "task=link_pred", *KARATE],
+        "model H2GCN is not stacked": ["model=h2gcn", "dataset=humloc"],
+        "the dataset is drawn per seed": ["model=gcn", "dataset=ml_synthetic"],
+        "stack_seeds=false": ["model=gcn", "stack_seeds=false", *KARATE],
+        "DGI pre-training": ["model=gcn", "task.dgi_pretrain_epochs=2", *KARATE],
+        "optimizer torch.optim.LBFGS": ["model=gcn", "task.optimizer._target_=torch.optim.LBFGS"],
+    }
+    for reason, overrides in cases.items():
+        try:
+            spec = specs([0], *overrides)[0]
+        except ConfigError:
+            continue
+        assert reason in (stack_refusal(spec) or ""), reason
+    with pytest.raises(StackRefused, match="not the seeds of one cell"):
+        train_stacked(specs([0], "model=gcn", *KARATE) + specs([1], "model=mlp", *KARATE))
+    with pytest.raises(ConfigError, match="stack_seeds='maybe' is not valid"):
+        resolve_run(make_cfg("stack_seeds=maybe"))
+
+
+def test_units_group_a_cells_seeds_and_feed_every_worker():
+    jobs = [
+        (i, [f"model={m}", f"seed={s}"])
+        for i, (m, s) in enumerate((m, s) for m in ("gcn", "gat") for s in range(6))
+    ]
+    units = stack_units(jobs, workers=1)
+    assert [[i for i, _ in u] for u in units] == [list(range(6)), list(range(6, 12))]
+    units = stack_units(jobs, workers=4)  # two cells, four workers: the cells are halved
+    assert [[i for i, _ in u] for u in units] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
+    few = [(0, ["model=gcn", "seed=0"]), (1, ["model=gcn", "seed=1"])]
+    assert stack_units(few, workers=2) == [few]  # too small to split
+    assert len(stack_units([(i, [f"seed={i}"]) for i in range(40)], 1)) == 3  # at most 16
+
+
+def _sweep(out: Path, data_dir: Path, *overrides: str):
+    args = ["model=gcn,mlp", "seed=0,1,2", *KARATE, f"paths.data_dir={data_dir}"]
+    return subprocess.run(
+        [sys.executable, "train.py", "-m", *args, f"hydra.sweep.dir={out}", *overrides],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _records(out: Path) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/result.json")}
+
+
+@pytest.mark.parametrize("launcher", ["hydra.launcher.n_jobs=1", "hydra.launcher.n_jobs=2"])
+def test_a_stacked_sweep_writes_the_records_of_runs_alone(tmp_path, data_dir, launcher):
+    alone = _sweep(tmp_path / "alone", data_dir, launcher, "stack_seeds=false")
+    stacked = _sweep(tmp_path / "stacked", data_dir, launcher)
+    for proc in (alone, stacked):
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "sweep summary: ok 6, failed 0" in proc.stderr
+    assert "seeds 0,1,2 trained stacked" in stacked.stderr + stacked.stdout
+    expected, found = _records(tmp_path / "alone"), _records(tmp_path / "stacked")
+    assert sorted(found) == sorted(expected)  # same identities, same run directories
+    for name, record in found.items():
+        assert record["stacked"]["seeds"] == [0, 1, 2]
+        assert expected[name]["stacked"] is None
+        for key in ("history", "metrics", "selected_epoch", "identity", "pairing"):
+            assert record[key] == expected[name][key], (name, key)
