@@ -176,3 +176,29 @@ def test_a_stacked_sweep_writes_the_records_of_runs_alone(tmp_path, data_dir, la
         assert expected[name]["stacked"] is None
         for key in ("history", "metrics", "selected_epoch", "identity", "pairing"):
             assert record[key] == expected[name][key], (name, key)
+
+
+def test_run_benchmark_stacks_a_tasks_seeds_with_the_same_records(tmp_path, data_dir):
+    from graphnetz import iter_benchmark_tasks, run_benchmark
+
+    karate = [t for t in iter_benchmark_tasks("social") if t.key == "karate/node_cls"]
+    common = {"trainer.max_epochs": 15, "num_threads": 1, "paths.data_dir": str(data_dir)}
+    for name, stack in (("alone", False), ("stacked", True)):
+        run_benchmark(
+            models=["gcn"],
+            seeds=range(3),
+            tasks=karate,
+            out_dir=tmp_path / name,
+            progress=False,
+            **common,
+            stack_seeds=stack,
+        )
+    alone, stacked = _records_under(tmp_path / "alone"), _records_under(tmp_path / "stacked")
+    assert sorted(alone) == sorted(stacked) and len(alone) == 3
+    for key, record in stacked.items():
+        assert record["stacked"]["seeds"] == [0, 1, 2] and alone[key]["stacked"] is None
+        assert record["history"] == alone[key]["history"]
+
+
+def _records_under(root: Path) -> dict[str, dict]:
+    return {str(p.relative_to(root)): json.loads(p.read_text()) for p in root.rglob("result.json")}

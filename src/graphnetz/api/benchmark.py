@@ -29,8 +29,9 @@ from graphnetz.api.tasks import BenchmarkTask, iter_benchmark_tasks
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.report import BenchmarkReport
 from graphnetz.run_record import RunRecord
-from graphnetz.training.resolve import resolved_paths
+from graphnetz.training.resolve import resolve_run, resolved_paths
 from graphnetz.training.run import run_experiment, summarize
+from graphnetz.training.stacked import MAX_STACK, discard_waiting, stack_refusal, train_ahead
 
 # chosen by run_benchmark's own arguments, so a setting of them would contradict it
 RESERVED = {"seed": "seeds=", "dataset": "tasks= / category=", "model": "models=", "task": "tasks="}
@@ -279,6 +280,8 @@ def run_benchmark(
     records: list[RunRecord] = []
     total = len(planned) * len(seed_list)
     for run in planned:
+        if run.spec is None and run.task.key not in loaders:  # the config's model and data
+            _stack_seeds(run.cfg, seed_list, out_dir, run.task.key, run.model)
         for seed in seed_list:
             cfg = copy.deepcopy(run.cfg)
             cfg.seed = seed
@@ -292,12 +295,31 @@ def run_benchmark(
             records.append(run_experiment(cfg, run_dir, load, factory))
             if progress:
                 print(f"[{len(records)}/{total}] {summarize(records[-1])}", flush=True)
+    discard_waiting()
     if not any(r.status == "ok" for r in records):
         raise BenchmarkFailed(outcome(records))
     report = BenchmarkReport.from_records([r.to_dict() for r in records])
     if progress:
         print(outcome(records, report))
     return report
+
+
+def _stack_seeds(cfg: DictConfig, seeds: list[int], out_dir, key: str, model: str) -> None:
+    """Train the seeds of one task x model stacked ahead of their runs, where they stack
+    (:mod:`graphnetz.training.stacked`: each seed's record is its run alone's)."""
+    specs, run_dirs = [], []
+    for seed in seeds[:MAX_STACK]:
+        seeded = copy.deepcopy(cfg)
+        seeded.seed = seed
+        try:
+            spec = resolve_run(seeded)
+        except Exception:  # its run records why
+            return
+        if stack_refusal(spec) is not None:
+            return
+        specs.append(spec)
+        run_dirs.append(None if out_dir is None else Path(out_dir) / key / model / f"seed_{seed}")
+    train_ahead(specs, run_dirs)
 
 
 def outcome(records: list[RunRecord], report: BenchmarkReport | None = None) -> str:

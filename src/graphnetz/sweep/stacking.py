@@ -25,14 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from graphnetz.training.checkpoint import CHECKPOINT_NAME
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.run import completed_record
-from graphnetz.training.stacked import (
-    MAX_STACK,
-    StackRefused,
-    discard_waiting,
-    offer,
-    stack_refusal,
-    train_stacked,
-)
+from graphnetz.training.stacked import MAX_STACK, discard_waiting, stack_refusal, train_ahead
 
 log = logging.getLogger(__name__)
 Job = tuple[int, list[str]]
@@ -98,25 +91,7 @@ def _train_stack(unit: Sequence[Job], job_config) -> None:
         run_dir = dirs[1]
         specs.append(spec)
         run_dirs.append(run_dir)
-    if len(specs) < 2:
-        return
-    try:
-        results = train_stacked(specs, run_dirs)
-    except StackRefused as why:
-        log.info("%s: seeds trained one at a time (%s)", specs[0].label, why)
-        return
-    except Exception as err:  # each run alone will meet it and record it
-        log.warning(
-            "%s: stacked training failed (%s); seeds run one at a time", specs[0].label, err
-        )
-        return
-    offer(specs, results)
-    log.info(
-        "%s: seeds %s trained stacked (%.1f s each)",
-        specs[0].label.rsplit(" seed=", 1)[0],
-        ",".join(str(s.seed) for s in specs),
-        results[0].wall_time_s,
-    )
+    train_ahead(specs, run_dirs)
 
 
 def _sweep_and_run_dir(cfg: DictConfig) -> tuple[Path, Path] | None:

@@ -327,6 +327,34 @@ def discard_waiting() -> None:
     _WAITING.clear()
 
 
+def train_ahead(specs: Sequence[RunSpec], run_dirs: Sequence[Path | None]) -> bool:
+    """Train ``specs`` (a cell's seeds that are still to run) stacked and keep each seed's
+    result for its run (:func:`take`); False, with nothing kept, when they train alone."""
+    if len(specs) < 2:
+        return False
+    try:
+        results = train_stacked(specs, run_dirs)
+    except StackRefused as why:
+        log.info("%s: seeds trained one at a time (%s)", _cell_label(specs[0]), why)
+        return False
+    except Exception as err:  # each run alone will meet it and record it
+        log.warning("%s: stacked training failed (%s); seeds run alone", _cell_label(specs[0]), err)
+        return False
+    offer(specs, results)
+    seeds = ",".join(str(s.seed) for s in specs)
+    log.info(
+        "%s: seeds %s trained stacked (%.1f s each)",
+        _cell_label(specs[0]),
+        seeds,
+        results[0].wall_time_s,
+    )
+    return True
+
+
+def _cell_label(spec: RunSpec) -> str:
+    return f"{spec.task_key} {spec.model}"
+
+
 __all__ = [
     "MAX_STACK",
     "StackRefused",
@@ -336,5 +364,6 @@ __all__ = [
     "stack_key",
     "stack_refusal",
     "take",
+    "train_ahead",
     "train_stacked",
 ]
