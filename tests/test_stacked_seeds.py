@@ -202,3 +202,14 @@ def test_run_benchmark_stacks_a_tasks_seeds_with_the_same_records(tmp_path, data
 
 def _records_under(root: Path) -> dict[str, dict]:
     return {str(p.relative_to(root)): json.loads(p.read_text()) for p in root.rglob("result.json")}
+
+
+def test_a_stack_too_large_for_memory_is_refused_before_training(specs, monkeypatch):
+    from graphnetz.training import stacked
+
+    monkeypatch.setattr(stacked, "MAX_STACK_ELEMENTS", 100)
+    with pytest.raises(StackRefused, match="fewer seeds a stack"):
+        train_stacked(specs([0, 1], "model=gcn", *KARATE))
+    monkeypatch.setattr(stacked, "MAX_STACK_NODES", 20)
+    with pytest.raises(StackRefused, match="34 nodes: above 20"):
+        train_stacked(specs([0, 1], "model=gcn", *KARATE))

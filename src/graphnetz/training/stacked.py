@@ -48,7 +48,7 @@ from graphnetz.training.lean_loop import (
 )
 from graphnetz.training.pipeline import Built, Trained, build_run
 from graphnetz.training.resolve import RunSpec
-from graphnetz.training.threads import default_threads
+from graphnetz.training.threads import SMALL_GRAPH_NODES, default_threads
 
 log = logging.getLogger("graphnetz")
 
@@ -58,6 +58,10 @@ STACKABLE_TASK_TYPES = ("node_cls", "ml_node_cls")
 ELEMENTWISE_OPTIMIZERS = (torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD)
 #: Most seeds trained in one stack.
 MAX_STACK = 16
+#: Graphs above this many nodes train alone (their arithmetic, not dispatch, sets the time).
+MAX_STACK_NODES = SMALL_GRAPH_NODES
+#: Largest stacked activation, in floats (256 MiB), that a stack may need.
+MAX_STACK_ELEMENTS = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,8 @@ def train_stacked(
         builts.append(built)
         loops.append(_SeedLoop(spec, built, list(ckpt.callbacks or []), rng))
         built.module.trainer = loops[-1]
+        if len(builts) == 1:
+            _check_size(built, len(specs))
     _check_same_graph(builts)
     encoder = StackedEncoder([b.model for b in builts])
     trainer_cfg = specs[0].config["trainer"]
@@ -206,6 +212,24 @@ def train_stacked(
 
 def _threads(spec: RunSpec, built: Built) -> int:
     return int(spec.config.get("num_threads") or default_threads(built.data))
+
+
+def _check_size(built: Built, seeds: int) -> None:
+    """Stack where it pays and fits: graphs up to ``MAX_STACK_NODES`` nodes (larger ones
+    cost their arithmetic, not their dispatch, so a stack gains little), and stacked
+    activations (nodes or edges x seeds x width) up to ``MAX_STACK_ELEMENTS`` floats."""
+    graph = built.data.graph
+    nodes, edges = int(graph.num_nodes), int(graph.edge_index.size(1))
+    if nodes > MAX_STACK_NODES:
+        raise StackRefused(f"{nodes} nodes: above {MAX_STACK_NODES}, a stack gains little")
+    widths = [p.shape[0] for p in built.model.parameters() if p.dim() >= 2]
+    heads = max((getattr(layer, "heads", 1) for layer in built.model.modules()), default=1)
+    largest = max(nodes * max(widths, default=1), edges * heads) * seeds
+    if largest > MAX_STACK_ELEMENTS:
+        raise StackRefused(
+            f"{seeds} seeds stacked need tensors of {largest} floats "
+            f"(above {MAX_STACK_ELEMENTS}); fewer seeds a stack, or one at a time"
+        )
 
 
 def _check_same_graph(builts: list[Built]) -> None:
