@@ -78,12 +78,18 @@ def _job_config(idx: int, overrides: Sequence[str]) -> DictConfig:
     return sweep_config
 
 
-def _run(idx: int, overrides: Sequence[str], task_function: TaskFunction | None = None):
-    """One job, in a worker (``task_function``: instead of the sweep's task)."""
+def _run(
+    idx: int,
+    overrides: Sequence[str],
+    config: DictConfig | None = None,
+    task_function: TaskFunction | None = None,
+):
+    """One job, in a worker (``config``: the job's, composed already; ``task_function``:
+    instead of the sweep's task)."""
     return run_job(
         hydra_context=_sweep["context"],
         task_function=task_function or _sweep["task"],
-        config=_job_config(idx, overrides),
+        config=config if config is not None else _job_config(idx, overrides),
         job_dir_key="hydra.sweep.dir",
         job_subdir_key="hydra.sweep.subdir",
     )
@@ -109,7 +115,7 @@ def _record_death(idx: int, overrides: Sequence[str]) -> JobReturn:
 
     log.error("job #%d: %s; the sweep goes on", idx, died)
     try:
-        return _run(idx, overrides, write_failed_record)
+        return _run(idx, overrides, task_function=write_failed_record)
     finally:
         configure_log(_sweep["config"].hydra.hydra_logging, _sweep["config"].hydra.verbose)
 

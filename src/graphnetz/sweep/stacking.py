@@ -62,24 +62,34 @@ def stack_units(jobs: Sequence[Job], workers: int) -> list[list[Job]]:
 def run_unit(
     unit: Sequence[Job],
     job_config: Callable[[int, Sequence[str]], DictConfig],
-    run_one: Callable[[int, Sequence[str]], Any],
+    run_one: Callable[[int, Sequence[str], DictConfig | None], Any],
 ) -> list[tuple[int, Any]]:
-    """Train the unit's stackable runs together, then run each job (``run_one``) in order."""
+    """Train the unit's stackable runs together, then run each job in order
+    (``run_one(idx, overrides, config)``, with the job's config composed once here, or
+    None where composing it failed: the job then meets the error itself)."""
+    configs: dict[int, DictConfig | None] = {}
     if len(unit) > 1:
-        _train_stack(unit, job_config)
+        for idx, overrides in unit:
+            try:
+                configs[idx] = job_config(idx, overrides)
+            except Exception:
+                configs[idx] = None
+        _train_stack(unit, configs)
     try:
-        return [(idx, run_one(idx, overrides)) for idx, overrides in unit]
+        return [(idx, run_one(idx, overrides, configs.get(idx))) for idx, overrides in unit]
     finally:
         discard_waiting()  # a job that did not take its result leaves nothing behind
 
 
-def _train_stack(unit: Sequence[Job], job_config) -> None:
+def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> None:
     specs, run_dirs = [], []
-    for idx, overrides in unit:
+    for idx, _ in unit:
+        cfg = configs[idx]
+        if cfg is None:
+            continue  # its own job will record why it cannot run
         try:
-            cfg = job_config(idx, overrides)
             spec = resolve_run(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
-        except Exception:  # its own job will record why it cannot run
+        except Exception:
             continue
         refusal = stack_refusal(spec)
         if refusal is not None:

@@ -54,12 +54,12 @@ class PoolLauncher(BasicLauncher):
             config.hydra.job.num = idx
         return config
 
-    def _run_here(self, idx: int, overrides: Sequence[str]) -> JobReturn:
+    def _run_here(self, idx: int, overrides: Sequence[str], config=None) -> JobReturn:
         try:
             return run_job(
                 hydra_context=self.hydra_context,
                 task_function=self.task_function,
-                config=self._job_config(idx, overrides),
+                config=config if config is not None else self._job_config(idx, overrides),
                 job_dir_key="hydra.sweep.dir",
                 job_subdir_key="hydra.sweep.subdir",
             )
