@@ -10,9 +10,9 @@ checks that each stacked seed's final parameters and accuracy history equal its 
 alone bit for bit, also with a different set of seeds beside it (a seed's result must
 not depend on who ran with it), and only then prints the timing ratio.
 
-It is the groundwork for the framework's stacked-seed training (not built yet; see
-docs/speed.md, "Not done yet"): what it shows holds for this loop on this build, one
-thread. One pitfall it found: a bias gradient summed over a permuted (strided) view
+It was the groundwork for the framework's stacked-seed training (``graphnetz.training.
+stacked``; ``benchmarks/stacked_seeds.py`` measures that): what it shows holds for this
+loop on this build, one thread. One pitfall it found: a bias gradient summed over a permuted (strided) view
 differs from the run alone by 1 ulp, so every stacked activation is kept contiguous.
 
     python benchmarks/stacked_seeds_probe.py [--seeds 10] [--epochs 100] [--repeats 3]
