@@ -103,9 +103,8 @@ class SeedStreams:
 class _Stack:
     """One parameter of every seed's layer, stacked along a new first axis per step.
 
-    The parameters stay the seeds' own tensors (what the optimiser updates): an update's
-    vectorised kernels then see each seed's tensor exactly as in its run alone (a fused
-    update over one stacked tensor rounds some elements differently, by their offset).
+    The parameters stay the seeds' own tensors: the optimiser updates, and a seed's
+    checkpoint saves, exactly the tensors of its run alone, with the same shapes.
     """
 
     def __init__(self, tensors: Sequence[Tensor]) -> None:
@@ -113,10 +112,6 @@ class _Stack:
 
     def __call__(self) -> Tensor:
         return torch.stack(self.tensors)
-
-
-def _stack(tensors: Sequence[Tensor]) -> _Stack:
-    return _Stack(tensors)
 
 
 def _optional_stack(tensors: Sequence[Tensor | None]) -> _Stack | None:
@@ -164,12 +159,8 @@ class _BatchedLinear(torch.autograd.Function):
         return grad_x, grad_weight, grad_bias
 
 
-def _node_major(h: Tensor) -> Tensor:
-    """``[S, N, F]`` -> ``[N, S, F]``, contiguous."""
-    return h.transpose(0, 1).contiguous()
-
-
-def _seed_major(h: Tensor) -> Tensor:
+def _swap_seed_axis(h: Tensor) -> Tensor:
+    """``[S, N, ...]`` <-> ``[N, S, ...]`` (seed-major <-> node-major), contiguous."""
     return h.transpose(0, 1).contiguous()
 
 
@@ -178,9 +169,9 @@ def _propagate(conv, graph, h: Tensor, pair: bool = False, **kwargs) -> Tensor:
     product (propagation is the same linear map for every column); ``pair``: the layer
     takes ``x=(source, target)`` features, as SAGE does."""
     s, n, width = h.shape
-    wide = _node_major(h).view(n, s * width)
+    wide = _swap_seed_axis(h).view(n, s * width)
     out = conv.propagate(graph, x=(wide, wide) if pair else wide, **kwargs)
-    return _seed_major(out.view(n, s, width))
+    return _swap_seed_axis(out.view(n, s, width))
 
 
 def _sparse_rows(x) -> bool:
@@ -195,7 +186,7 @@ class _StackedGCN(nn.Module):
         if not conv.normalize or conv.cached or type(conv) is not CachedNormGCNConv:
             raise StackRefused("GCN layers stack with normalize=true and cached=false only")
         self.__dict__["conv"] = conv  # its propagate and normalisation cache, not its weights
-        self.weight = _stack([c.lin.weight for c in convs])
+        self.weight = _Stack([c.lin.weight for c in convs])
         self.bias = _optional_stack([c.bias for c in convs])
 
     def forward(self, x, graph, streams=None) -> Tensor:
@@ -228,9 +219,9 @@ class _StackedSAGE(nn.Module):
         ):
             raise StackRefused("GraphSAGE layers stack with mean or sum aggregation only")
         self.__dict__["conv"] = conv
-        self.weight_l = _stack([c.lin_l.weight for c in convs])
+        self.weight_l = _Stack([c.lin_l.weight for c in convs])
         self.bias_l = _optional_stack([c.lin_l.bias for c in convs])
-        self.weight_r = _stack([c.lin_r.weight for c in convs]) if conv.root_weight else None
+        self.weight_r = _Stack([c.lin_r.weight for c in convs]) if conv.root_weight else None
         if conv.root_weight and convs[0].lin_r.bias is not None:
             raise StackRefused("GraphSAGE root weight with a bias is not stacked")
 
@@ -269,9 +260,9 @@ class _StackedGAT(nn.Module):
         self.heads, self.channels, self.concat = conv.heads, conv.out_channels, conv.concat
         self.dropout, self.negative_slope = conv.dropout, conv.negative_slope
         self.seeds = seeds
-        self.weight = _stack([c.lin.weight for c in convs])
-        self.att_src = _stack([c.att_src for c in convs])
-        self.att_dst = _stack([c.att_dst for c in convs])
+        self.weight = _Stack([c.lin.weight for c in convs])
+        self.att_src = _Stack([c.att_src for c in convs])
+        self.att_dst = _Stack([c.att_dst for c in convs])
         self.bias = _optional_stack([c.bias for c in convs])
         self._layouts = GraphCache()
 
@@ -289,16 +280,16 @@ class _StackedGAT(nn.Module):
         src, dst = edges
         alpha = alpha_src[:, src] + alpha_dst[:, dst]  # [S, E, H]
         alpha = F.leaky_relu(alpha, self.negative_slope)
-        alpha = _node_major(alpha).view(-1, s * heads)  # [E, S x H]
+        alpha = _swap_seed_axis(alpha).view(-1, s * heads)  # [E, S x H]
         alpha = segments.softmax(alpha)
         if self.training and self.dropout > 0:
             shape = (alpha.size(0), heads)
             noise = streams.bernoulli_noise(shape, self.dropout, alpha.dtype, dim=1)
             alpha = alpha * noise.view(-1, s * heads)
-        h = _node_major(h.view(s, n, heads * channels)).view(n * s * heads, channels)
+        h = _swap_seed_axis(h.view(s, n, heads * channels)).view(n * s * heads, channels)
         out = weighted_sum(alpha.reshape(-1), h).view(n, s, heads, channels)
         out = out.reshape(n, s, heads * channels) if self.concat else out.mean(dim=2)
-        out = _seed_major(out)
+        out = _swap_seed_axis(out)
         return out if self.bias is None else out + self.bias().unsqueeze(1)
 
 
@@ -320,7 +311,7 @@ class _StackedTransformer(nn.Module):
         names = ["lin_query", "lin_key", "lin_value"] + (["lin_skip"] if self.root_weight else [])
         for name in names:
             lins = [getattr(c, name) for c in convs]
-            setattr(self, f"{name}_weight", _stack([lin.weight for lin in lins]))
+            setattr(self, f"{name}_weight", _Stack([lin.weight for lin in lins]))
             setattr(self, f"{name}_bias", _optional_stack([lin.bias for lin in lins]))
         self.names = names
 
@@ -350,7 +341,7 @@ class _StackedTransformer(nn.Module):
         s, heads, channels = self.seeds, self.heads, self.channels
         maps = self._maps(x)
         n = maps[0].size(1)
-        query, key, value = (_node_major(m).view(n, s * heads, channels) for m in maps[:3])
+        query, key, value = (_swap_seed_axis(m).view(n, s * heads, channels) for m in maps[:3])
         src, dst = edge_index
         alpha = (query.index_select(0, dst) * key.index_select(0, src)).sum(dim=-1)
         alpha = alpha / math.sqrt(channels)
@@ -362,7 +353,7 @@ class _StackedTransformer(nn.Module):
         message = value.index_select(0, src) * alpha.view(-1, s * heads, 1)
         out = scatter(message, dst, 0, dim_size=n, reduce="sum").view(n, s, heads, channels)
         out = out.reshape(n, s, heads * channels) if self.concat else out.mean(dim=2)
-        out = _seed_major(out)
+        out = _swap_seed_axis(out)
         return out + maps[3] if self.root_weight else out
 
 
@@ -371,7 +362,7 @@ class _StackedLinear(nn.Module):
         super().__init__()
         if type(lins[0]) not in (nn.Linear, PygLinear):
             raise StackRefused(f"MLP layers of type {type(lins[0]).__name__} are not stacked")
-        self.weight = _stack([lin.weight for lin in lins])
+        self.weight = _Stack([lin.weight for lin in lins])
         self.bias = _optional_stack([lin.bias for lin in lins])
 
     def forward(self, x, graph=None, streams=None) -> Tensor:
