@@ -213,3 +213,38 @@ def test_a_stack_too_large_for_memory_is_refused_before_training(specs, monkeypa
     monkeypatch.setattr(stacked, "MAX_STACK_NODES", 20)
     with pytest.raises(StackRefused, match="34 nodes: above 20"):
         train_stacked(specs([0, 1], "model=gcn", *KARATE))
+
+
+class _Killed(Exception):
+    """Stands for the process being killed right after a checkpoint was saved."""
+
+
+def test_a_killed_stack_resumes_seed_by_seed_to_the_uninterrupted_result(
+    make_cfg, tmp_path, monkeypatch, one_thread
+):
+    from graphnetz.training.checkpoint import CHECKPOINT_NAME, PeriodicCheckpoint
+    from graphnetz.training.run import run_experiment
+
+    overrides = ["model=gat", *KARATE, "checkpoint_every_s=0"]
+    expected = {
+        s: train_and_evaluate(resolve_run(make_cfg(*overrides, f"seed={s}"))) for s in (0, 1)
+    }
+    save = PeriodicCheckpoint.on_train_epoch_end
+
+    def killed_after_epoch_4(self, trainer, module):
+        save(self, trainer, module)
+        if trainer.current_epoch == 4 and "seed=1" in module.progress_label:
+            raise _Killed
+
+    monkeypatch.setattr(PeriodicCheckpoint, "on_train_epoch_end", killed_after_epoch_4)
+    runs = [resolve_run(make_cfg(*overrides, f"seed={s}")) for s in (0, 1)]
+    with pytest.raises(_Killed):
+        train_stacked(runs, [tmp_path / f"s{s}" for s in (0, 1)])
+    monkeypatch.setattr(PeriodicCheckpoint, "on_train_epoch_end", save)
+    for s in (0, 1):  # each seed alone, from the checkpoint the stack saved for it
+        assert (tmp_path / f"s{s}" / CHECKPOINT_NAME).exists()
+        record = run_experiment(
+            make_cfg(*overrides, f"seed={s}", "resume=true"), tmp_path / f"s{s}"
+        )
+        assert record.resumed["from_epoch"] == 5
+        assert record.history == expected[s].history and record.metrics == expected[s].metrics
