@@ -136,6 +136,12 @@ def train_and_evaluate(
     ckpt = ckpt or Checkpointing()
     module.eval_loaders = data.eval_loaders  # evaluated inside each epoch (tasks/base.py)
     _fit(spec, module, data.train_loader, ckpt)
+    return trained_result(spec, built)
+
+
+def trained_result(spec: RunSpec, built: Built) -> Trained:
+    """What the record needs from a run whose module has trained."""
+    module, data = built.module, built.data
     loader_cfg = spec.config["dataset"]["loader"]
     return Trained(
         metrics=module.selected_metrics(),

@@ -40,13 +40,12 @@ from graphnetz.models.stacked import STACKABLE_ENCODERS, SeedStreams, StackedEnc
 from graphnetz.tasks.base import GraphTask
 from graphnetz.training.build import incompatibility
 from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
-from graphnetz.training.facts import dataset_facts
 from graphnetz.training.lean_loop import (
     LEAN_CHECKPOINT_KEY,
     LEAN_TRAINER_SETTINGS,
     _set_determinism,
 )
-from graphnetz.training.pipeline import Built, Trained, build_run
+from graphnetz.training.pipeline import Built, Trained, build_run, trained_result
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.threads import SMALL_GRAPH_NODES, default_threads
 
@@ -205,7 +204,7 @@ def train_stacked(
     wall = (time.perf_counter() - start) / len(specs)
     seeds = [s.seed for s in specs]
     return [
-        StackedTrained(_trained(spec, built), seeds, wall)
+        StackedTrained(trained_result(spec, built), seeds, wall)
         for spec, built in zip(specs, builts, strict=True)
     ]
 
@@ -314,21 +313,6 @@ def _split_rows(graph) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         index = graph[f"{split}_mask"].nonzero().view(-1)
         rows[split] = (index, graph.y.index_select(0, index))
     return rows
-
-
-def _trained(spec: RunSpec, built: Built) -> Trained:
-    module, data = built.module, built.data
-    loader_cfg = spec.config["dataset"]["loader"]
-    return Trained(
-        metrics=module.selected_metrics(),
-        selected_epoch=module.history[module.selected_epoch()]["epoch"],
-        epochs_run=len(module.history),
-        history=module.history,
-        data=data.info,
-        dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, loader_cfg),
-        primary_metric=module.primary_metric,
-        pairing=built.pairing,
-    )
 
 
 # ---------------------------------------------------------------- hand-over to the runs
