@@ -119,12 +119,12 @@ def feature_notes(records) -> list[str]:
     notes = {}
     for rec in records:
         notes.setdefault(rec["dataset"], rec.get("data", {}).get("features", "?"))
-    lines = [f"* {DATASETS[d]}: {notes[d]}" for d in DATASETS if d in notes]
-    if "dblp" not in notes:
-        lines.append(
-            "* DBLP: the original features are not obtainable offline; the loader's "
-            "structural fallback is used (not comparable with the study's DBLP column)"
-        )
+    lines = [f"* {DATASETS[d]}: {notes[d]}" for d in DATASETS if d in notes and d != "dblp"]
+    used = notes.get("dblp", "the loader's structural fallback")
+    lines.append(
+        f"* DBLP: {used}; the original features are not obtainable offline, so this column "
+        "is not comparable with the study's DBLP column"
+    )
     return lines
 
 
