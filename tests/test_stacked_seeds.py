@@ -248,3 +248,23 @@ def test_a_killed_stack_resumes_seed_by_seed_to_the_uninterrupted_result(
         )
         assert record.resumed["from_epoch"] == 5
         assert record.history == expected[s].history and record.metrics == expected[s].metrics
+
+
+def test_a_job_that_cannot_start_costs_only_itself_in_a_unit():
+    from graphnetz.sweep.stacking import run_unit
+
+    unit = [(i, [f"seed={i}"]) for i in range(3)]
+
+    def run_one(idx, overrides, config):
+        if idx == 1:
+            raise ValueError("Hydra refused this job's config")
+        return f"ran {idx}"
+
+    def no_config(idx, overrides):
+        raise ValueError("cannot compose")  # so nothing is stacked either
+
+    results = dict(run_unit(unit, no_config, run_one, catch=True))
+    assert results[0] == "ran 0" and results[2] == "ran 2"
+    assert isinstance(results[1], ValueError)
+    with pytest.raises(ValueError, match="refused"):
+        run_unit(unit, no_config, run_one)  # in-process, as Hydra's basic launcher: raised

@@ -98,7 +98,7 @@ def _run(
 def _run_unit(unit: Sequence[tuple[int, list[str]]]):
     """One unit of a sweep (a cell's seeds, trained stacked where they can be:
     :mod:`graphnetz.sweep.stacking`), in a worker."""
-    return run_unit(unit, _job_config, _run)
+    return run_unit(unit, _job_config, _run, catch=True)
 
 
 def _record_death(idx: int, overrides: Sequence[str]) -> JobReturn:
@@ -180,12 +180,17 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
             futures.append((unit, future))
         for unit, future in futures:
             try:
-                results.update(future.result())
+                returned = dict(future.result())
             except BrokenProcessPool:
                 lost.extend(unit)
-            except Exception as err:  # a job could not start (a config Hydra refused)
-                for idx, overrides in unit:
-                    results[idx] = _failed(idx, overrides, err)
+                continue
+            except Exception as err:  # the unit's results could not come back
+                returned = {idx: err for idx, _ in unit}
+            for idx, overrides in unit:
+                result = returned[idx]
+                if isinstance(result, Exception):  # it could not start (Hydra refused it)
+                    result = _failed(idx, overrides, result)
+                results[idx] = result
     except BaseException:  # Ctrl-C: stop the workers too
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()

@@ -63,10 +63,13 @@ def run_unit(
     unit: Sequence[Job],
     job_config: Callable[[int, Sequence[str]], DictConfig],
     run_one: Callable[[int, Sequence[str], DictConfig | None], Any],
+    catch: bool = False,
 ) -> list[tuple[int, Any]]:
     """Train the unit's stackable runs together, then run each job in order
     (``run_one(idx, overrides, config)``, with the job's config composed once here, or
-    None where composing it failed: the job then meets the error itself)."""
+    None where composing it failed: the job then meets the error itself). With
+    ``catch``, a job that raises (a config Hydra refuses) gives its exception as its
+    result and the unit's other jobs still run."""
     configs: dict[int, DictConfig | None] = {}
     if len(unit) > 1:
         for idx, overrides in unit:
@@ -75,10 +78,18 @@ def run_unit(
             except Exception:
                 configs[idx] = None
         _train_stack(unit, configs)
+    results = []
     try:
-        return [(idx, run_one(idx, overrides, configs.get(idx))) for idx, overrides in unit]
+        for idx, overrides in unit:
+            try:
+                results.append((idx, run_one(idx, overrides, configs.get(idx))))
+            except Exception as err:
+                if not catch:
+                    raise
+                results.append((idx, err))
     finally:
         discard_waiting()  # a job that did not take its result leaves nothing behind
+    return results
 
 
 def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> None:
