@@ -95,7 +95,7 @@ def test_stacked_encoder_draws_what_each_seed_draws_alone(name, one_thread):
         encoders.append(cls(12, 8, 3))
         states.append(torch.get_rng_state())
     stacked = StackedEncoder(encoders).train()
-    out = stacked(x, edges, SeedStreams(states))
+    out = stacked(x, edges, SeedStreams.from_states(states))
     out.square().sum().backward()
     stacked_grads = [p.grad.clone() for p in stacked.seed_parameters()]
     for i, (encoder, state) in enumerate(zip(encoders, states, strict=True)):

@@ -61,12 +61,18 @@ class SeedStreams:
     seed's generator, with the same function and shape, so it gets the same numbers.
     """
 
-    def __init__(self, states: Sequence[Tensor]) -> None:
-        self.generators = []
+    def __init__(self, generators: Sequence[torch.Generator]) -> None:
+        self.generators = list(generators)
+
+    @classmethod
+    def from_states(cls, states: Sequence[Tensor]) -> SeedStreams:
+        """Generators that continue from the given ``torch.get_rng_state()`` states."""
+        generators = []
         for state in states:
             generator = torch.Generator()
             generator.set_state(state)
-            self.generators.append(generator)
+            generators.append(generator)
+        return cls(generators)
 
     def __len__(self) -> int:
         return len(self.generators)

@@ -30,14 +30,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import torch
 from hydra.utils import get_class
 
 from graphnetz.data.loading import accepts_seed
 from graphnetz.models.stacked import STACKABLE_ENCODERS, SeedStreams, StackedEncoder, StackRefused
-from graphnetz.tasks.base import GraphTask
 from graphnetz.training.build import incompatibility
 from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
 from graphnetz.training.lean_loop import (
@@ -137,7 +135,7 @@ class _SeedLoop:
         self.global_step = 0
         self.should_stop = False
         self.generator: torch.Generator | None = None
-        self.optimizer_state: Any = None  # () -> this seed's part of the optimiser state
+        self.optimizer: torch.optim.Optimizer | None = None  # the stack's, while it trains
 
     def epoch_end(self, epoch: int) -> None:
         self.current_epoch, self.global_step = epoch, epoch + 1
@@ -151,7 +149,9 @@ class _SeedLoop:
             "epoch": self.current_epoch,
             "global_step": self.global_step,
             "state_dict": self.module.state_dict(),
-            "optimizer_states": [self.optimizer_state()],
+            "optimizer_states": [
+                _seed_optimizer_state(self.optimizer, list(self.module.parameters()))
+            ],
         }
         for callback in self.callbacks:
             callback.on_save_checkpoint(self, self.module, checkpoint)
@@ -192,15 +192,13 @@ def train_stacked(
         if len(builts) == 1:
             _check_size(built, len(specs))
     _check_same_graph(builts)
-    encoder = StackedEncoder([b.model for b in builts])
+    StackedEncoder([b.model for b in builts])  # refuses what does not stack, before training
     trainer_cfg = specs[0].config["trainer"]
     _set_determinism(trainer_cfg.get("deterministic"))
     torch.set_num_threads(_threads(specs[0], builts[0]))
-    streams = SeedStreams(states)
-    modules = [b.module for b in builts]
-    for loop, generator in zip(loops, streams.generators, strict=True):
+    for loop, generator in zip(loops, SeedStreams.from_states(states).generators, strict=True):
         loop.generator = generator
-    _fit(encoder, builts, modules, loops, streams, int(trainer_cfg.get("max_epochs")))
+    _fit(builts, loops, int(trainer_cfg.get("max_epochs")))
     wall = (time.perf_counter() - start) / len(specs)
     seeds = [s.seed for s in specs]
     return [
@@ -239,53 +237,66 @@ def _check_same_graph(builts: list[Built]) -> None:
             raise StackRefused("the seeds' graphs differ (features or edges)")
 
 
-def _fit(
-    encoder: StackedEncoder,
-    builts: list[Built],
-    modules: list[GraphTask],
-    loops: list[_SeedLoop],
-    streams: SeedStreams,
-    max_epochs: int,
-) -> None:
-    """The lean loop's calls for every seed at once (training/lean_loop.py)."""
+def _fit(builts: list[Built], loops: list[_SeedLoop], max_epochs: int) -> None:
+    """The lean loop's calls for every seed at once (training/lean_loop.py). When seeds
+    stop early the stack shrinks to the seeds still training (their parameters, optimiser
+    states and generators carry over), so a stopped seed costs nothing more."""
+    modules = [b.module for b in builts]
     first = modules[0]
-    optimizer = first.optimizer_factory(encoder.seed_parameters(), **first._multi_tensor_update())
-    per_seed = len(encoder.seed_parameters()) // len(modules)
-    for s, loop in enumerate(loops):
-        loop.optimizer_state = partial(_seed_optimizer_state, optimizer, s, per_seed)
+    factory = partial(first.optimizer_factory, **first._multi_tensor_update())
     graphs = [b.data.graph for b in builts]
     x, edge_index = graphs[0].x, graphs[0].edge_index
     masks = [g.train_mask for g in graphs]
     targets = [g.y[m] for g, m in zip(graphs, masks, strict=True)]
     splits = [_split_rows(g) for g in graphs]
     active = list(range(len(modules)))
-    encoder.train()
+    encoder, streams = _stack_of(active, builts, loops, factory)
     for epoch in range(max_epochs):
         streams.loader_seed()  # the epoch's training iterator
         with torch.enable_grad():
             out = encoder(x, edge_index, streams)
-            losses = [modules[s].loss(out[s][masks[s]], targets[s]) for s in range(len(modules))]
+            losses = [modules[s].loss(out[i][masks[s]], targets[s]) for i, s in enumerate(active)]
+            optimizer = loops[active[0]].optimizer
             optimizer.zero_grad()
             torch.stack(losses).sum().backward()
             optimizer.step()
-        for s in active:
-            modules[s]._train_losses.append(losses[s].detach())
+        for i, s in enumerate(active):
+            modules[s]._train_losses.append(losses[i].detach())
         if (epoch + 1) % loops[0].check_val_every_n_epoch == 0:
             _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, epoch)
         for s in active:
             loops[s].epoch_end(epoch)
-        active = [s for s in active if not loops[s].should_stop]
-        if not active:
+        training = [s for s in active if not loops[s].should_stop]
+        if not training:
             break
+        if len(training) < len(active):
+            encoder, streams = _stack_of(training, builts, loops, factory)
+        active = training
 
 
-def _seed_optimizer_state(optimizer: torch.optim.Optimizer, seed: int, count: int) -> dict:
-    """Seed ``seed``'s part of the stack's optimiser state, numbered as the optimiser of its
-    run alone numbers it (its ``count`` parameters, in its model's order)."""
-    full = optimizer.state_dict()
-    first = seed * count
-    state = {i - first: v for i, v in full["state"].items() if first <= i < first + count}
-    groups = [{**group, "params": list(range(count))} for group in full["param_groups"]]
+def _stack_of(seeds: list[int], builts: list[Built], loops: list[_SeedLoop], factory):
+    """The stacked encoder and streams of ``seeds``, with a new optimiser over their
+    parameters that continues each parameter's state from the previous one."""
+    encoder = StackedEncoder([builts[s].model for s in seeds]).train()
+    streams = SeedStreams([loops[s].generator for s in seeds])
+    previous = loops[seeds[0]].optimizer
+    optimizer = factory(encoder.seed_parameters())
+    for p in encoder.seed_parameters():
+        if previous is not None and p in previous.state:
+            optimizer.state[p] = previous.state[p]
+    for s in seeds:
+        loops[s].optimizer = optimizer
+    return encoder, streams
+
+
+def _seed_optimizer_state(optimizer: torch.optim.Optimizer, params: list) -> dict:
+    """A seed's part of the stack's optimiser state, numbered as the optimiser of its run
+    alone numbers it (its parameters, in its model's order)."""
+    groups = [
+        {**{k: v for k, v in group.items() if k != "params"}, "params": list(range(len(params)))}
+        for group in optimizer.state_dict()["param_groups"]
+    ]
+    state = {i: optimizer.state[p] for i, p in enumerate(params) if p in optimizer.state}
     return {"state": state, "param_groups": groups}
 
 
@@ -296,10 +307,10 @@ def _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, e
     try:
         with torch.inference_mode():
             out = encoder(x, edge_index)
-            for s in active:
+            for i, s in enumerate(active):
                 module = modules[s]
                 for split, (rows, targets) in splits[s].items():
-                    module._eval_outputs[split].append((out[s].index_select(0, rows), targets))
+                    module._eval_outputs[split].append((out[i].index_select(0, rows), targets))
                 loops[s].current_epoch = epoch
                 module._record_epoch()
     finally:
