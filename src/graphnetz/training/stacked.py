@@ -11,7 +11,7 @@ built. So each seed's history, selected epoch and metrics equal those of its run
 bit for bit, whichever seeds run beside it (``tests/test_stacked_seeds.py``), and its
 record is the one its run alone would write, with ``stacked`` saying which seeds shared
 the process and ``wall_time_s`` its share of their time. A seed that stops early keeps
-its history from that epoch; the stack trains on until every seed has stopped. Each seed
+its history from that epoch and leaves the stack, which goes on with the others. Each seed
 saves the periodic checkpoint its run alone would save (same content, its own random
 state): a stack that is killed resumes seed by seed, each alone, to the same result.
 
