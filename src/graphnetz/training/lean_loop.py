@@ -63,6 +63,25 @@ def lean_fit_refusal(
 ) -> str | None:
     """Why this run must go through ``lightning.Trainer.fit``, or None if the lean loop
     gives the same result."""
+    refusal = lean_trainer_refusal(trainer_cfg)
+    if refusal is not None:
+        return refusal
+    foreign = [c for c in callbacks or [] if not isinstance(c, LEAN_CALLBACKS)]
+    if foreign:
+        return f"callback {type(foreign[0]).__name__} may need Lightning's other hooks"
+    if module.eval_loaders is None:
+        return "the task evaluates in Lightning's validation loop"
+    try:
+        len(loader)
+    except TypeError:
+        return "the training loader has no length"
+    if resume_from is not None and not is_lean_checkpoint(resume_from):
+        return "the run resumes from a Lightning checkpoint"
+    return None
+
+
+def lean_trainer_refusal(trainer_cfg: Mapping[str, Any]) -> str | None:
+    """Why the trainer config alone keeps a run off the lean loop, or None."""
     for key, value in trainer_cfg.items():
         if key not in LEAN_TRAINER_SETTINGS:
             return f"trainer.{key} is set"
@@ -75,17 +94,6 @@ def lean_fit_refusal(
             return f"trainer.{key}={value!r} is not a positive integer"
     if trainer_cfg.get("accelerator", "auto") == "auto" and _accelerator_available():
         return "trainer.accelerator=auto and an accelerator is available"
-    foreign = [c for c in callbacks or [] if not isinstance(c, LEAN_CALLBACKS)]
-    if foreign:
-        return f"callback {type(foreign[0]).__name__} may need Lightning's other hooks"
-    if module.eval_loaders is None:
-        return "the task evaluates in Lightning's validation loop"
-    try:
-        len(loader)
-    except TypeError:
-        return "the training loader has no length"
-    if resume_from is not None and not is_lean_checkpoint(resume_from):
-        return "the run resumes from a Lightning checkpoint"
     return None
 
 
@@ -126,7 +134,7 @@ class LeanLoop:
         self.train_dataloader: Any = None
         self.optimizer: torch.optim.Optimizer | None = None
         self.lightning_module: GraphTask | None = None
-        _set_determinism(deterministic)
+        set_determinism(deterministic)
 
     def fit(self, module: GraphTask, loader: Any, ckpt_path: str | None = None) -> None:
         self.lightning_module, self.train_dataloader = module, loader
@@ -199,7 +207,7 @@ class LeanLoop:
             callback.on_load_checkpoint(self, module, checkpoint)
 
 
-def _set_determinism(deterministic: bool | str | None) -> None:
+def set_determinism(deterministic: bool | str | None) -> None:
     """The torch flags ``lightning.Trainer(deterministic=...)`` sets (CPU-relevant part)."""
     if deterministic == "warn":
         torch.use_deterministic_algorithms(True, warn_only=True)

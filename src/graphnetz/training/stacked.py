@@ -24,6 +24,7 @@ resumes alone). ``stack_seeds=false`` trains every run alone.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -38,13 +39,9 @@ from graphnetz.data.loading import accepts_seed
 from graphnetz.models.stacked import STACKABLE_ENCODERS, SeedStreams, StackedEncoder, StackRefused
 from graphnetz.training.build import incompatibility
 from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
-from graphnetz.training.lean_loop import (
-    LEAN_CHECKPOINT_KEY,
-    LEAN_TRAINER_SETTINGS,
-    _set_determinism,
-)
+from graphnetz.training.lean_loop import LEAN_CHECKPOINT_KEY, lean_trainer_refusal, set_determinism
 from graphnetz.training.pipeline import Built, Trained, build_run, trained_result
-from graphnetz.training.resolve import RunSpec
+from graphnetz.training.resolve import RunSpec, result_config
 from graphnetz.training.threads import SMALL_GRAPH_NODES, default_threads
 
 log = logging.getLogger("graphnetz")
@@ -83,12 +80,9 @@ def stack_refusal(spec: RunSpec) -> str | None:
         return "DGI pre-training"
     if accepts_seed(config["dataset"]["loader"]):
         return "the dataset is drawn per seed (each seed has its own graph)"
-    for key, value in config["trainer"].items():
-        accepted = LEAN_TRAINER_SETTINGS.get(key, ())
-        if key not in LEAN_TRAINER_SETTINGS or (accepted is not None and value not in accepted):
-            return f"trainer.{key}={value!r}"
-    if str(config["trainer"].get("accelerator", "auto")) == "auto" and torch.cuda.is_available():
-        return "an accelerator is available"
+    refusal = lean_trainer_refusal(config["trainer"])  # the stack runs the lean loop's calls
+    if refusal is not None:
+        return refusal
     try:
         model_cls = get_class(config["model"]["_target_"])
     except Exception as err:  # the run alone will say what is wrong
@@ -109,9 +103,7 @@ def stack_refusal(spec: RunSpec) -> str | None:
 
 def stack_key(spec: RunSpec) -> str:
     """Runs with equal keys differ only in their seed: they may stack."""
-    import json
-
-    config = {k: v for k, v in spec.config.items() if k not in ("seed", "paths", "hydra")}
+    config = {k: v for k, v in result_config(spec.config).items() if k != "seed"}
     return json.dumps(config, sort_keys=True, default=str)
 
 
@@ -192,9 +184,8 @@ def train_stacked(
         if len(builts) == 1:
             _check_size(built, len(specs))
     _check_same_graph(builts)
-    StackedEncoder([b.model for b in builts])  # refuses what does not stack, before training
     trainer_cfg = specs[0].config["trainer"]
-    _set_determinism(trainer_cfg.get("deterministic"))
+    set_determinism(trainer_cfg.get("deterministic"))
     torch.set_num_threads(_threads(specs[0], builts[0]))
     for loop, generator in zip(loops, SeedStreams.from_states(states).generators, strict=True):
         loop.generator = generator
