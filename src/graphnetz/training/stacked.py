@@ -17,7 +17,9 @@ state): a stack that is killed resumes seed by seed, each alone, to the same res
 
 What stacks (:func:`stack_refusal` says why a run does not): full-batch node
 classification (single- and multi-label) with a GCN, GraphSAGE, GAT, GraphTransformer or
-MLP encoder, without DGI pre-training, an optimiser whose update is element-wise (Adam,
+MLP encoder, and graph-level tasks with GIN or one of those encoders pooled (trained on
+the union of the seeds' mini-batches, :mod:`graphnetz.training.stacked_graphs`), without
+DGI pre-training, an optimiser whose update is element-wise (Adam,
 AdamW, SGD), a trainer the lean loop runs, and no checkpoint to resume (a seed with one
 resumes alone). ``stack_seeds=false`` trains every run alone.
 """
@@ -42,12 +44,20 @@ from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
 from graphnetz.training.lean_loop import LEAN_CHECKPOINT_KEY, lean_trainer_refusal, set_determinism
 from graphnetz.training.pipeline import Built, Trained, build_run, trained_result
 from graphnetz.training.resolve import RunSpec, result_config
+from graphnetz.training.stacked_graphs import (
+    GRAPH_STACKABLE_MODELS,
+    GRAPH_TASK_TYPES,
+    check_graph_stack,
+    fit_graph_stack,
+)
 from graphnetz.training.threads import SMALL_GRAPH_NODES, default_threads
 
 log = logging.getLogger("graphnetz")
 
-#: Task types whose runs stack (full-batch node tasks).
-STACKABLE_TASK_TYPES = ("node_cls", "ml_node_cls")
+#: Task types whose runs stack: full-batch node tasks, and graph-level tasks (the union
+#: of the seeds' mini-batches, :mod:`graphnetz.training.stacked_graphs`).
+NODE_TASK_TYPES = ("node_cls", "ml_node_cls")
+STACKABLE_TASK_TYPES = NODE_TASK_TYPES + GRAPH_TASK_TYPES
 #: Optimisers whose update is element-wise: a stacked tensor's step is each seed's step.
 ELEMENTWISE_OPTIMIZERS = (torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD)
 #: Most seeds trained in one stack.
@@ -87,8 +97,9 @@ def stack_refusal(spec: RunSpec) -> str | None:
         model_cls = get_class(config["model"]["_target_"])
     except Exception as err:  # the run alone will say what is wrong
         return f"model class: {err}"
-    if model_cls not in STACKABLE_ENCODERS:
-        return f"model {model_cls.__name__} is not stacked"
+    graph_level = spec.task_type in GRAPH_TASK_TYPES
+    if model_cls not in (GRAPH_STACKABLE_MODELS if graph_level else STACKABLE_ENCODERS):
+        return f"model {model_cls.__name__} is not stacked for {spec.task_type}"
     optimizer = config["task"].get("optimizer", {}).get("_target_", "")
     try:
         optimizer_cls = get_class(optimizer)
@@ -168,6 +179,7 @@ def train_stacked(
         reason = stack_refusal(spec)
         if reason is not None:
             raise StackRefused(reason)
+    graph_level = specs[0].task_type in GRAPH_TASK_TYPES
     start = time.perf_counter()
     run_dirs = list(run_dirs) if run_dirs is not None else [None] * len(specs)
     builts, states, loops = [], [], []
@@ -181,15 +193,19 @@ def train_stacked(
         builts.append(built)
         loops.append(_SeedLoop(spec, built, list(ckpt.callbacks or []), rng))
         built.module.trainer = loops[-1]
-        if len(builts) == 1:
+        if len(builts) == 1 and not graph_level:
             _check_size(built, len(specs))
-    _check_same_graph(builts)
+    if graph_level:
+        check_graph_stack(builts)
+    else:
+        _check_same_graph(builts)
     trainer_cfg = specs[0].config["trainer"]
     set_determinism(trainer_cfg.get("deterministic"))
     torch.set_num_threads(_threads(specs[0], builts[0]))
     for loop, generator in zip(loops, SeedStreams.from_states(states).generators, strict=True):
         loop.generator = generator
-    _fit(builts, loops, int(trainer_cfg.get("max_epochs")))
+    fit = fit_graph_stack if graph_level else _fit
+    fit(builts, loops, int(trainer_cfg.get("max_epochs")))
     wall = (time.perf_counter() - start) / len(specs)
     seeds = [s.seed for s in specs]
     return [
