@@ -19,11 +19,13 @@ Random draws a seed's forward pass makes (dropout) are made from its own stream
 Covered: the pooled node encoders GCN, GraphSAGE (mean or sum aggregation) and MLP
 (:class:`graphnetz.models.adapters.PooledEncoder`), and GIN. Attention encoders (GAT,
 GraphTransformer) and anything else raise :class:`StackRefused`: those runs train alone.
+(A union version of both was built and was exact, but 10 MUTAG seeds x 40 epochs took
+as long stacked as one at a time, 1.02x and 0.99x: their per-edge work grows with the
+union, so it was removed; docs/speed.md.)
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -31,25 +33,20 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.nn import global_add_pool, global_mean_pool
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
-from torch_geometric.utils import scatter, softmax
 
 from graphnetz.models.adapters import PooledEncoder
 from graphnetz.models.convs import (
     LINEAR_AGGREGATIONS,
     CachedNormGCNConv,
     LinearFirstSAGEConv,
-    SparseInputTransformerConv,
 )
-from graphnetz.models.encoders import GAT, GCN, MLP, GraphSAGE, GraphTransformer, _dropout
-from graphnetz.models.gat_conv import SortedGATConv, TargetSegments
+from graphnetz.models.encoders import GCN, MLP, GraphSAGE, _dropout
 from graphnetz.models.gin import GIN
-from graphnetz.models.graph_cache import GraphCache, is_simple
 from graphnetz.models.sparse_features import SPARSE_MIN_COLUMNS, project
-from graphnetz.models.sparse_products import WeightedAdjacency
 from graphnetz.models.stacked import StackRefused
 
 #: Encoders that stack inside a pooled graph-level model (exact classes).
-STACKABLE_POOLED = (GCN, GraphSAGE, GAT, GraphTransformer, MLP)
+STACKABLE_POOLED = (GCN, GraphSAGE, MLP)
 
 
 @contextmanager
@@ -97,10 +94,6 @@ class GraphStack:
         else:
             raise StackRefused(f"graph-level model {type(first).__name__} is not stacked")
         self.models = list(models)
-        #: Per layer, the union layouts built for the current graphs (GAT's, by batch).
-        self._caches = [
-            GraphCache() for _ in getattr(getattr(first, "encoder", None), "layers", [])
-        ]
 
     def train(self, mode: bool = True) -> GraphStack:
         for model in self.models:
@@ -148,9 +141,7 @@ class GraphStack:
                     ]
                 )
             layers = [e.layers[i] for e in encoders]
-            h = _layer(
-                layers, h, graph if first.uses_edges else None, node_ptr, streams, self._caches[i]
-            )
+            h = _layer(layers, h, graph if first.uses_edges else None, node_ptr)
             if i < last:
                 h = _activate(first.activation, h, node_ptr)
         pooled = _parts(global_mean_pool(h, batch), graph_ptr)
@@ -218,21 +209,11 @@ def _check_layer(layer: nn.Module) -> None:
             or layer.aggr not in LINEAR_AGGREGATIONS
         ):
             raise StackRefused("GraphSAGE layers stack with mean or sum aggregation only")
-    elif type(layer) is SortedGATConv:
-        if layer.lin is None or layer.res is not None or layer.edge_dim is not None:
-            raise StackRefused("GAT layers stack on SortedGATConv's fast path only")
-        if not layer.add_self_loops:
-            raise StackRefused("GAT layers stack with self-loops only")
-    elif type(layer) is SparseInputTransformerConv:
-        if layer.lin_edge is not None or layer.lin_beta is not None:
-            raise StackRefused("GraphTransformer layers stack without edge features or beta")
     elif type(layer) is not nn.Linear:
         raise StackRefused(f"layers of type {type(layer).__name__} are not stacked")
 
 
-def _layer(
-    layers: Sequence[nn.Module], h: Tensor, graph, node_ptr, streams, cache: GraphCache
-) -> Tensor:
+def _layer(layers: Sequence[nn.Module], h: Tensor, graph, node_ptr) -> Tensor:
     """One layer of every seed on the union: each seed's maps on its rows, the
     propagation once."""
     conv = layers[0]
@@ -241,110 +222,7 @@ def _layer(
         return torch.cat([project(layer, part) for layer, part in zip(layers, parts, strict=True)])
     if isinstance(conv, CachedNormGCNConv):
         return _gcn(layers, h, parts, graph, node_ptr)
-    if isinstance(conv, SparseInputTransformerConv):
-        return _transformer(layers, parts, graph, node_ptr, streams)
-    if isinstance(conv, SortedGATConv):
-        return _gat(layers, parts, graph, node_ptr, streams, cache)
     return _sage(layers, h, parts, graph, node_ptr)
-
-
-def _gat_layout(edge_index: Tensor, node_ptr: Sequence[int], heads: int):
-    """``_head_layout`` of every seed's graph, seed after seed: each seed's edges, then its
-    self-loops (the order of its run alone, where the loops follow the batch's edges)."""
-    n = node_ptr[-1]
-    if not is_simple(edge_index, n):
-        raise StackRefused("GAT stacks on simple graphs only (no self-loops, no repeats)")
-    src = edge_index[0]
-    edge_ptr = [int((src < start).sum()) for start in node_ptr]
-    blocks, loop_ptr = [], [0]
-    for s in range(len(node_ptr) - 1):
-        loops = torch.arange(node_ptr[s], node_ptr[s + 1], device=edge_index.device)
-        blocks += [edge_index[:, edge_ptr[s] : edge_ptr[s + 1]], torch.stack([loops, loops])]
-        loop_ptr.append(loop_ptr[-1] + edge_ptr[s + 1] - edge_ptr[s] + loops.numel())
-    edges = torch.cat(blocks, dim=1)
-    head = torch.arange(heads, device=edge_index.device)
-    expanded = (edges.unsqueeze(-1) * heads + head).reshape(2, -1)
-    return edges, TargetSegments(edges[1], n), WeightedAdjacency(expanded, n * heads), loop_ptr
-
-
-def _gat(layers, parts, edge_index: Tensor, node_ptr, streams, cache: GraphCache) -> Tensor:
-    """``SortedGATConv``'s fast path of every seed: attention logits per seed, the
-    softmax and the weighted sum once, each seed's attention dropout on its own edges."""
-    conv = layers[0]
-    heads, channels = conv.heads, conv.out_channels
-    key = tuple(node_ptr)
-    layout = cache.get(edge_index, node_ptr[-1], lambda ei, n: (key, _gat_layout(ei, key, heads)))
-    if layout[0] != key:  # the same edges cut into seeds differently: not the cached layout
-        layout = (key, _gat_layout(edge_index, key, heads))
-    edges, segments, weighted_sum, seed_edges = layout[1]
-    hs = [
-        project(layer.lin, part).view(-1, heads, channels)
-        for layer, part in zip(layers, parts, strict=True)
-    ]
-    h = torch.cat(hs)
-    alpha_src = torch.cat(
-        [(x * layer.att_src).sum(dim=-1) for layer, x in zip(layers, hs, strict=True)]
-    )
-    alpha_dst = torch.cat(
-        [(x * layer.att_dst).sum(dim=-1) for layer, x in zip(layers, hs, strict=True)]
-    )
-    src, dst = edges
-    alpha = nn.functional.leaky_relu(alpha_src[src] + alpha_dst[dst], conv.negative_slope)
-    alpha = segments.softmax(alpha)
-    if conv.training and conv.dropout > 0:
-        alpha = torch.cat(
-            [
-                _in_stream(streams[s], nn.functional.dropout, part, conv.dropout, True)
-                for s, part in enumerate(_parts(alpha, seed_edges))
-            ]
-        )
-    n = h.size(0)
-    out = weighted_sum(alpha.reshape(-1), h.reshape(n * heads, channels)).view(n, heads, channels)
-    out = out.reshape(n, heads * channels) if conv.concat else out.mean(dim=1)
-    if conv.bias is None:
-        return out
-    return torch.cat(
-        [part + layer.bias for layer, part in zip(layers, _parts(out, node_ptr), strict=True)]
-    )
-
-
-def _transformer(layers, parts, edge_index: Tensor, node_ptr, streams) -> Tensor:
-    """PyG ``TransformerConv.forward`` (no edge features, no beta) of every seed: the
-    attention of each edge and its softmax over a node's in-edges once; each seed's
-    attention dropout on its own edges (a seed's edges are contiguous in the union)."""
-    conv = layers[0]
-    heads, channels = conv.heads, conv.out_channels
-
-    def maps(name: str) -> Tensor:
-        return torch.cat(
-            [getattr(layer, name)(part) for layer, part in zip(layers, parts, strict=True)]
-        ).view(-1, heads, channels)
-
-    query, key, value = maps("lin_query"), maps("lin_key"), maps("lin_value")
-    n = query.size(0)
-    src, dst = edge_index
-    alpha = (query.index_select(0, dst) * key.index_select(0, src)).sum(dim=-1)
-    alpha = alpha / math.sqrt(channels)
-    alpha = softmax(alpha, dst, None, n)
-    if conv.training and conv.dropout > 0:
-        edge_ptr = [int((src < start).sum()) for start in node_ptr]
-        alpha = torch.cat(
-            [
-                _in_stream(streams[s], nn.functional.dropout, part, conv.dropout, True)
-                for s, part in enumerate(_parts(alpha, edge_ptr))
-            ]
-        )
-    message = value.index_select(0, src) * alpha.view(-1, heads, 1)
-    out = scatter(message, dst, 0, dim_size=n, reduce="sum")
-    out = out.view(-1, heads * channels) if conv.concat else out.mean(dim=1)
-    if not conv.root_weight:
-        return out
-    return torch.cat(
-        [
-            part + layer.lin_skip(x)
-            for layer, part, x in zip(layers, _parts(out, node_ptr), parts, strict=True)
-        ]
-    )
 
 
 def _gcn(layers, h: Tensor, parts, graph, node_ptr) -> Tensor:
