@@ -74,10 +74,24 @@ def test_a_bad_value_override_fails_as_in_hydra():
     assert str(ours.value) == str(hydras.value)
 
 
+def test_a_job_composed_ahead_is_launched_with_that_config_once():
+    loader, master = _loader_and_master()
+    cached = CachedComposition(loader)
+    job = ["model=gcn", "seed=3"]
+    cached.compose_ahead(master, job)  # the sweeper's check of the batch
+    ready = cached._ready[(id(master), tuple(job))]
+    assert cached.load_sweep_config(master, job) is ready  # the launch takes it
+    again = cached.load_sweep_config(master, job)  # a second launch composes its own
+    assert again is not ready and _container(again) == _container(ready)
+    with pytest.raises(ConfigCompositionException):  # a bad job fails at the check
+        cached.compose_ahead(master, ["model=gcn", "model.no_such_key=3"])
+
+
 def test_the_cached_loader_pickles_for_worker_processes():
     loader, master = _loader_and_master()
     cached = CachedComposition(loader)
     cached.load_sweep_config(master, ["seed=0"])
+    cached.compose_ahead(master, ["seed=1"])
     copy = pickle.loads(pickle.dumps(cached))
-    assert copy._composed == {}
+    assert copy._composed == {} and copy._ready == {}
     assert copy.load_sweep_config(master, ["seed=4"]).seed == 4

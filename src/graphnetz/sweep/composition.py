@@ -11,6 +11,11 @@ overrides once, applies a job's value overrides to a copy with that same Hydra f
 and sets what Hydra derives from the overrides (``hydra.overrides.task``,
 ``hydra.job.override_dirname``). The result equals Hydra's own composition
 (``tests/test_composition.py`` compares them on the sweep shapes we ship).
+
+Hydra's sweeper composes every job once to check the batch before
+launching it, and the launcher composes it again: our sweeper composes ahead
+(:meth:`CachedComposition.compose_ahead`) and the launcher's call for the same job, in
+this process, takes that config instead of composing a second one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, open_dict
 
+#: Job configs kept between the check of a batch and its launch (a bound on memory for
+#: sweeps of many thousand jobs; the rest are composed again at launch).
+MAX_READY = 4096
+
 
 class CachedComposition:
     """A Hydra config loader that composes a sweep job's config once per group choice.
@@ -32,7 +41,10 @@ class CachedComposition:
 
     def __init__(self, loader: Any) -> None:
         self._loader = loader
+        #: (master config, group overrides) -> the composed config
         self._composed: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
+        #: (master config, the job's overrides) -> its config, composed ahead of its launch
+        self._ready: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # never delegate our own state (pickling looks these up)
@@ -40,14 +52,24 @@ class CachedComposition:
         return getattr(self._loader, name)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"_loader": self._loader, "_composed": {}}  # workers compose their own
+        return {"_loader": self._loader, "_composed": {}, "_ready": {}}  # workers compose theirs
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
+    def compose_ahead(self, master_config: DictConfig, sweep_overrides: Sequence[str]) -> None:
+        """Compose a job's config now (raising what composing it raises) and keep it for
+        the launcher's call for the same job (at most :data:`MAX_READY` kept)."""
+        config = self.load_sweep_config(master_config, sweep_overrides)
+        if len(self._ready) < MAX_READY:
+            self._ready[(id(master_config), tuple(sweep_overrides))] = config
+
     def load_sweep_config(
         self, master_config: DictConfig, sweep_overrides: Sequence[str]
     ) -> DictConfig:
+        ready = self._ready.pop((id(master_config), tuple(sweep_overrides)), None)
+        if ready is not None:
+            return ready
         parsed = OverridesParser.create().parse_overrides(list(sweep_overrides))
         deferred = [self._is_value_override(o) for o in parsed]
         kept = tuple(o.input_line for o, later in zip(parsed, deferred, strict=True) if not later)
