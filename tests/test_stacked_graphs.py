@@ -117,3 +117,38 @@ def test_a_stacked_mutag_sweep_writes_the_records_of_runs_alone(tmp_path, data_d
         assert alone[seed]["stacked"] is None
         for key in ("history", "metrics", "selected_epoch", "identity", "pairing"):
             assert record[key] == alone[seed][key], (seed, key)
+
+
+class _Killed(Exception):
+    pass
+
+
+def test_a_killed_graph_stack_resumes_seed_by_seed_to_the_uninterrupted_result(
+    make_cfg, mirror, tmp_path, monkeypatch, one_thread
+):
+    """GIN (readout dropout every step): each seed's checkpoint carries its own stream."""
+    from graphnetz.training.checkpoint import CHECKPOINT_NAME, PeriodicCheckpoint
+    from graphnetz.training.run import run_experiment
+
+    overrides = [*MUTAG, "model=gin", "trainer.max_epochs=6", "checkpoint_every_s=0"]
+
+    def cfg(seed: int, *extra: str):
+        return make_cfg(*overrides, f"seed={seed}", *extra, mirror=mirror)
+
+    expected = {s: train_and_evaluate(resolve_run(cfg(s))) for s in (0, 1)}
+    save = PeriodicCheckpoint.on_train_epoch_end
+
+    def killed_after_epoch_2(self, trainer, module):
+        save(self, trainer, module)
+        if trainer.current_epoch == 2 and "seed=1" in module.progress_label:
+            raise _Killed
+
+    monkeypatch.setattr(PeriodicCheckpoint, "on_train_epoch_end", killed_after_epoch_2)
+    with pytest.raises(_Killed):
+        train_stacked([resolve_run(cfg(s)) for s in (0, 1)], [tmp_path / f"s{s}" for s in (0, 1)])
+    monkeypatch.setattr(PeriodicCheckpoint, "on_train_epoch_end", save)
+    for s in (0, 1):  # each seed alone, from the checkpoint the stack saved for it
+        assert (tmp_path / f"s{s}" / CHECKPOINT_NAME).exists()
+        record = run_experiment(cfg(s, "resume=true"), tmp_path / f"s{s}")
+        assert record.resumed["from_epoch"] == 3
+        assert record.history == expected[s].history and record.metrics == expected[s].metrics
