@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_stacked_seeds import assert_same_run
 
 from graphnetz.models.stacked import StackRefused
 from graphnetz.models.stacked_graphs import GraphStack, seed_stream
@@ -30,13 +31,6 @@ def specs(make_cfg, mirror):
         ]
 
     return _specs
-
-
-def assert_same_run(alone, stacked) -> None:
-    assert stacked.history == alone.history  # every epoch's loss and metrics, exactly
-    assert stacked.metrics == alone.metrics
-    assert stacked.selected_epoch == alone.selected_epoch
-    assert stacked.epochs_run == alone.epochs_run
 
 
 @pytest.mark.parametrize("model", ["gcn", "sage", "gin", "mlp"])

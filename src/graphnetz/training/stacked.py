@@ -48,7 +48,10 @@ from graphnetz.training.stacked_graphs import (
     GRAPH_STACKABLE_MODELS,
     GRAPH_TASK_TYPES,
     check_graph_stack,
+    continued_optimizer,
+    end_epoch,
     fit_graph_stack,
+    optimizer_step,
 )
 from graphnetz.training.threads import SMALL_GRAPH_NODES, default_threads
 
@@ -263,17 +266,10 @@ def _fit(builts: list[Built], loops: list[_SeedLoop], max_epochs: int) -> None:
         with torch.enable_grad():
             out = encoder(x, edge_index, streams)
             losses = [modules[s].loss(out[i][masks[s]], targets[s]) for i, s in enumerate(active)]
-            optimizer = loops[active[0]].optimizer
-            optimizer.zero_grad()
-            torch.stack(losses).sum().backward()
-            optimizer.step()
-        for i, s in enumerate(active):
-            modules[s]._train_losses.append(losses[i].detach())
+            optimizer_step(loops[active[0]].optimizer, losses, [modules[s] for s in active])
         if (epoch + 1) % loops[0].check_val_every_n_epoch == 0:
             _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, epoch)
-        for s in active:
-            loops[s].epoch_end(epoch)
-        training = [s for s in active if not loops[s].should_stop]
+        training = end_epoch(loops, active, epoch)
         if not training:
             break
         if len(training) < len(active):
@@ -287,12 +283,7 @@ def _stack_of(seeds: list[int], builts: list[Built], loops: list[_SeedLoop], fac
     encoder = StackedEncoder([builts[s].model for s in seeds]).train()
     streams = SeedStreams([loops[s].generator for s in seeds])
     previous = loops[seeds[0]].optimizer
-    optimizer = factory(encoder.seed_parameters())
-    for p in encoder.seed_parameters():
-        if previous is not None and p in previous.state:
-            optimizer.state[p] = previous.state[p]
-    for s in seeds:
-        loops[s].optimizer = optimizer
+    continued_optimizer(factory, encoder.seed_parameters(), previous, loops, seeds)
     return encoder, streams
 
 

@@ -130,16 +130,10 @@ def fit_graph_stack(builts, loops, max_epochs: int) -> None:
                     modules[s].loss(outs[i], _targets(modules[s], batch.y, graph_ptr, i))
                     for i, s in enumerate(active)
                 ]
-                optimizer.zero_grad()
-                torch.stack(losses).sum().backward()
-                optimizer.step()
-            for i, s in enumerate(active):
-                modules[s]._train_losses.append(losses[i].detach())
+                optimizer_step(optimizer, losses, [modules[s] for s in active])
         if (epoch + 1) % loops[0].check_val_every_n_epoch == 0:
             evaluation.run(stack, modules, loops, active, epoch)
-        for s in active:
-            loops[s].epoch_end(epoch)
-        training = [s for s in active if not loops[s].should_stop]
+        training = end_epoch(loops, active, epoch)
         if not training:
             break
         if len(training) < len(active):
@@ -152,11 +146,26 @@ def _targets(module, y: torch.Tensor, graph_ptr: list[int], i: int) -> torch.Ten
     return module.targets(SimpleNamespace(y=part, num_graphs=part.size(0)))
 
 
-def _stack_of(seeds, builts, loops, factory, previous):
-    """The stack of ``seeds`` and a new optimiser over their parameters that continues
-    each parameter's state from ``previous``."""
-    stack = GraphStack([builts[s].model for s in seeds])
-    params = [p for s in seeds for p in builts[s].module.parameters()]
+def optimizer_step(optimizer, losses: list[torch.Tensor], modules: list) -> None:
+    """One step of every seed (``losses[i]`` is ``modules[i]``'s): their sum's backward
+    gives each seed's parameters the gradient of its own loss; each module keeps its loss."""
+    optimizer.zero_grad()
+    torch.stack(losses).sum().backward()
+    optimizer.step()
+    for module, loss in zip(modules, losses, strict=True):
+        module._train_losses.append(loss.detach())
+
+
+def end_epoch(loops, active: list[int], epoch: int) -> list[int]:
+    """Every active seed's end of ``epoch`` (its checkpoint); the seeds still training."""
+    for s in active:
+        loops[s].epoch_end(epoch)
+    return [s for s in active if not loops[s].should_stop]
+
+
+def continued_optimizer(factory, params: list, previous, loops, seeds: list[int]):
+    """A new optimiser over ``params`` (the stack's seeds' parameters) that continues each
+    parameter's state from ``previous`` (None: a fresh one); the seeds' loops hold it."""
     optimizer = factory(params)
     if previous is not None:
         for p in params:
@@ -164,7 +173,14 @@ def _stack_of(seeds, builts, loops, factory, previous):
                 optimizer.state[p] = previous.state[p]
     for s in seeds:
         loops[s].optimizer = optimizer
-    return stack, optimizer
+    return optimizer
+
+
+def _stack_of(seeds, builts, loops, factory, previous):
+    """The stack of ``seeds`` and its optimiser, continuing ``previous``."""
+    params = [p for s in seeds for p in builts[s].module.parameters()]
+    stack = GraphStack([builts[s].model for s in seeds])
+    return stack, continued_optimizer(factory, params, previous, loops, seeds)
 
 
 class _EvaluationBatches:
@@ -237,5 +253,8 @@ __all__ = [
     "GRAPH_STACKABLE_MODELS",
     "GRAPH_TASK_TYPES",
     "check_graph_stack",
+    "continued_optimizer",
+    "end_epoch",
     "fit_graph_stack",
+    "optimizer_step",
 ]
