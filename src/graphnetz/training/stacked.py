@@ -17,7 +17,7 @@ state): a stack that is killed resumes seed by seed, each alone, to the same res
 
 What stacks (:func:`stack_refusal` says why a run does not): full-batch node
 classification (single- and multi-label) with a GCN, GraphSAGE, GAT, GraphTransformer or
-MLP encoder, and graph-level tasks with GIN or one of those encoders pooled (trained on
+MLP encoder, and graph-level tasks with GIN or a pooled GCN, GraphSAGE or MLP (trained on
 the union of the seeds' mini-batches, :mod:`graphnetz.training.stacked_graphs`), without
 DGI pre-training, an optimiser whose update is element-wise (Adam,
 AdamW, SGD), a trainer the lean loop runs, and no checkpoint to resume (a seed with one
