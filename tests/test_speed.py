@@ -248,3 +248,62 @@ def test_graph_cache_keeps_the_structures_of_live_graphs_and_forgets_dead_ones()
     assert len(cache._live) == GraphCache.MAX_LIVE_GRAPHS  # bounded, oldest dropped
     copy = pickle.loads(pickle.dumps(cache))
     assert copy._live == {} and copy.get(many[-1], 9, build) == many[-1].sum().item()
+
+
+def _directed_simple_graph(nodes: int, seed: int = 0) -> torch.Tensor:
+    """Directed on purpose: a product whose backward skipped the transpose would show."""
+    g = torch.Generator().manual_seed(seed)
+    edges = torch.randint(0, nodes, (2, 5 * nodes), generator=g)
+    edges = torch.unique(edges[:, edges[0] != edges[1]], dim=1)
+    assert not torch.equal(torch.unique(edges.flip(0), dim=1), edges)
+    return edges
+
+
+def test_fixed_matrix_product_is_torch_sparse_mm_bit_for_bit_with_one_transpose(monkeypatch):
+    """The GCN product's backward reuses one transpose per matrix: values and gradients
+    are torch's own, exactly, and the conversion runs once for many backward passes."""
+    from torch_geometric.nn.conv.gcn_conv import gcn_norm
+    from torch_geometric.utils import to_torch_csr_tensor
+
+    from graphnetz.models import sparse_products
+    from graphnetz.models.sparse_products import fixed_matrix_product
+
+    edges = _directed_simple_graph(300)
+    adj, _ = gcn_norm(to_torch_csr_tensor(edges.flip(0), size=(300, 300)), None, 300)
+    conversions = []
+    original = sparse_products._Transposes.__call__
+
+    def counting(self, matrix):
+        conversions.append(id(matrix) not in self._by_id)
+        return original(self, matrix)
+
+    monkeypatch.setattr(sparse_products._Transposes, "__call__", counting)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        h = torch.randn(300, 7, generator=g, requires_grad=True)
+        grad = torch.randn(300, 7, generator=g)
+        expected = torch.sparse.mm(adj, h)
+        (expected_grad,) = torch.autograd.grad(expected, h, grad)
+        out = fixed_matrix_product(adj, h)
+        (out_grad,) = torch.autograd.grad(out, h, grad)
+        assert torch.equal(out, expected) and torch.equal(out_grad, expected_grad)
+    assert conversions == [True, False, False]
+
+
+def test_gcn_on_a_csr_adjacency_has_gcn_conv_gradients_bit_for_bit():
+    from torch_geometric.utils import to_torch_csr_tensor
+
+    x, _ = _bag_of_words(words=12, density=0.5)
+    adj_t = to_torch_csr_tensor(_directed_simple_graph(60).flip(0), size=(60, 60))
+    torch.manual_seed(0)
+    ours, theirs = CachedNormGCNConv(12, 4), GCNConv(12, 4)
+    theirs.load_state_dict(ours.state_dict())
+    grads = []
+    for conv in (ours, theirs):
+        for _ in range(2):  # the second step reuses the kept transpose
+            out = conv(x, adj_t)
+            conv.zero_grad()
+            out.square().sum().backward()
+        grads.append((out.detach(), [p.grad.clone() for p in conv.parameters()]))
+    assert torch.equal(grads[0][0], grads[1][0])
+    assert all(torch.equal(a, b) for a, b in zip(grads[0][1], grads[1][1], strict=True))

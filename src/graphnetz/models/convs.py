@@ -2,7 +2,8 @@
 
 - :class:`CachedNormGCNConv`: ``GCNConv`` whose symmetric normalisation (self-loops,
   degrees) is computed once per graph instead of in every forward pass. Unlike PyG's
-  ``cached=True`` it notices a new graph (mini-batches of graph-level tasks).
+  ``cached=True`` it notices a new graph (mini-batches of graph-level tasks). Its sparse
+  product's backward reuses one transpose per normalised graph.
 - :class:`LinearFirstSAGEConv`: ``SAGEConv`` that applies its neighbour weight before
   a mean or sum aggregation (the same linear map, moved across a linear operator), so
   it aggregates ``out`` instead of ``in`` channels and takes sparse input features.
@@ -22,6 +23,7 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from graphnetz.models.graph_cache import GraphCache
 from graphnetz.models.sparse_features import SparseRows, dense_or_tensor, project
+from graphnetz.models.sparse_products import fixed_matrix_product
 
 LINEAR_AGGREGATIONS = ("mean", "sum", "add")
 
@@ -52,6 +54,11 @@ class CachedNormGCNConv(GCNConv):
         graph, weight = self._normalized.get(edge_index, x.size(self.node_dim), normalize)
         out = self.propagate(graph, x=project(self.lin, x), edge_weight=weight)
         return out if self.bias is None else out + self.bias
+
+    def message_and_aggregate(self, adj_t, x: Tensor) -> Tensor:
+        if isinstance(adj_t, Tensor) and adj_t.layout == torch.sparse_csr and self.aggr == "add":
+            return fixed_matrix_product(adj_t, x)  # GCNConv's sum, transpose built once
+        return super().message_and_aggregate(adj_t, x)
 
 
 class LinearFirstSAGEConv(SAGEConv):
