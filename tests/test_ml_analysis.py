@@ -144,3 +144,16 @@ def test_analyse_dataset_writes_table_and_figures(tmp_path):
     ):
         assert (tmp_path / name).stat().st_size > 0, name
     assert "| five | simple | 5 | 5 | 2 |" in (tmp_path / "statistics.md").read_text()
+
+
+@pytest.mark.parametrize("factor", [0, 10**9])  # sparse products only / dense ones always
+def test_local_clustering_is_networkx_on_either_product(monkeypatch, factor):
+    from graphnetz.analysis import statistics
+
+    monkeypatch.setattr(statistics, "DENSE_WEDGE_FACTOR", factor)
+    g = nx.gnp_random_graph(150, 0.3, seed=4)
+    g.add_nodes_from(range(150, 153))  # isolated nodes count as 0
+    adj = statistics.simple_adjacency(both_directions(list(g.edges())), 153)
+    expected = nx.clustering(g)
+    got = statistics.local_clustering(adj, block_rows=64)
+    assert got.tolist() == pytest.approx([expected[i] for i in range(153)], abs=1e-12)
