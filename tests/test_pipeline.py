@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
@@ -25,6 +26,7 @@ def test_gcn_on_karate_writes_a_complete_ok_record(make_cfg, tmp_path):
     assert (
         on_disk["versions"]["torch"]
         and on_disk["versions"]["graphnetz_revision"]
+        and on_disk["versions"]["cpu_kernels"] == str(torch.backends.cpu.get_cpu_capability())
         and on_disk["wall_time_s"] > 0
     )
     assert record.metrics == on_disk["metrics"]

@@ -39,7 +39,21 @@ def _versions_at_first_use() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
     versions["graphnetz_revision"] = SOURCE_REVISION
+    versions["cpu_kernels"] = _cpu_kernels()
     return versions
+
+
+def _cpu_kernels() -> str:
+    """The vector instruction set torch's CPU kernels run with (``AVX512``, ``AVX2``,
+    ...): the same code and seed give the same metrics with one set, but kernels built
+    for another may round a product or a sum differently, so a record says which set
+    computed it."""
+    import torch
+
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):
+        return "unknown"
 
 
 def source_revision() -> str:
