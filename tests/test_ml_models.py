@@ -13,6 +13,7 @@ import yaml
 from hydra.utils import instantiate
 from torch_geometric.data import Data
 
+from graphnetz.models import sparse_products
 from graphnetz.models.contract import capabilities
 from graphnetz.models.multilabel import (
     GCNLPA,
@@ -180,6 +181,30 @@ def test_weighted_adjacency_matches_the_per_edge_scatter_and_its_gradients():
     op = WeightedAdjacency(edges, 30)
     assert torch.allclose(op(coef, h), propagate(edges, coef, h))
     assert torch.autograd.gradcheck(op, (coef, h))
+
+
+def test_weighted_adjacency_on_a_dense_graph_takes_row_block_products(monkeypatch):
+    """A dense graph's edge-weight gradient from dense products of row blocks (the last
+    block partial), in groups (GAT's heads: rows node * 3 + k, edges inside a group):
+    exact gradients (float64 gradcheck) and the per-edge dot products' values."""
+    monkeypatch.setattr(sparse_products, "DENSE_MIN_NODES", 8)
+    monkeypatch.setattr(sparse_products, "DENSE_MIN_WIDTH", 1)
+    monkeypatch.setattr(sparse_products, "DENSE_BLOCK_FLOATS", 64)  # 3 rows a block
+    gen = torch.Generator().manual_seed(0)
+    nodes, groups = 20, 3
+    pairs = torch.randint(0, nodes, (2, 150), generator=gen)  # repeated pairs, self-loops
+    head = torch.arange(groups)
+    edges = (pairs.unsqueeze(-1) * groups + head).reshape(2, -1)
+    coef = torch.rand(edges.size(1), dtype=torch.float64, generator=gen, requires_grad=True)
+    h = torch.randn(nodes * groups, 4, dtype=torch.float64, generator=gen, requires_grad=True)
+    op = WeightedAdjacency(edges, nodes * groups, groups=groups)
+    assert op._dense_graph
+    assert torch.allclose(op(coef, h), propagate(edges, coef, h))
+    assert torch.autograd.gradcheck(op, (coef, h))
+    assert op._row_blocks is not None and op._row_blocks.rows == 3
+    grad = torch.randn(nodes * groups, 4, dtype=torch.float64, generator=gen)
+    expected = (grad[edges[1]] * h[edges[0]]).sum(-1)
+    assert torch.allclose(op.edge_dot(grad, h), expected)
 
 
 def test_gcn_lpa_needs_precompute_on_the_graph_it_runs_on():

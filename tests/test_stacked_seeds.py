@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer
+from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer, sparse_products
 from graphnetz.models.stacked import SeedStreams, StackedEncoder, StackRefused
 from graphnetz.sweep.stacking import stack_units
 from graphnetz.training.pipeline import train_and_evaluate
@@ -49,6 +49,28 @@ def test_a_stacked_seed_is_its_run_alone_whoever_runs_beside_it(specs, model, on
         for i, result in zip(stack, results, strict=True):
             assert_same_run(alone[i], result.trained)
             assert result.seeds == [runs[j].seed for j in stack]
+
+
+def test_gat_stacks_exactly_on_a_dense_graph(specs, monkeypatch, one_thread):
+    """On a dense graph GAT's attention gradient comes from dense row-block products, one
+    per head; a stack's seeds are more heads, and each head's products are its run
+    alone's (the block size depends on the graph, not on the number of heads)."""
+    monkeypatch.setattr(sparse_products, "DENSE_MIN_NODES", 16)  # Karate: 34 nodes, 16 %
+    monkeypatch.setattr(sparse_products, "DENSE_BLOCK_FLOATS", 256)  # 7 rows a block
+    monkeypatch.setattr(sparse_products, "DENSE_MIN_WIDTH", 1)
+    used = []
+    dense_dot = sparse_products._DenseRowBlocks.edge_dot
+    monkeypatch.setattr(
+        sparse_products._DenseRowBlocks,
+        "edge_dot",
+        lambda self, *a: used.append(self.groups) or dense_dot(self, *a),
+    )
+    runs = specs([0, 1], "model=gat", *KARATE)
+    alone = [train_and_evaluate(spec) for spec in runs]
+    assert used and max(used) == 8  # the dense path ran, on GAT's 8 heads
+    for a, stacked in zip(alone, train_stacked(runs), strict=True):
+        assert_same_run(a, stacked.trained)
+    assert max(used) == 16  # and stacked: two seeds' heads
 
 
 @pytest.mark.parametrize("model", ["gcn", "gt"])

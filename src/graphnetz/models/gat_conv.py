@@ -45,7 +45,7 @@ def _head_layout(edge_index: Tensor, num_nodes: int, heads: int):
     head = torch.arange(heads, device=edge_index.device)
     expanded = (edges.unsqueeze(-1) * heads + head).reshape(2, -1)  # order (edge, head)
     segments = TargetSegments(edges[1], num_nodes)
-    return edges, segments, WeightedAdjacency(expanded, num_nodes * heads)
+    return edges, segments, WeightedAdjacency(expanded, num_nodes * heads, groups=heads)
 
 
 class SortedGATConv(GATConv):

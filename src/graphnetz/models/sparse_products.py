@@ -14,6 +14,17 @@ from torch import Tensor
 #: cache (BlogCatalog, width 256: 2 048 edges a block; 10x faster than 64 k-edge blocks).
 GATHER_BLOCK = 1 << 19
 
+#: The edge-weight gradient of a dense graph comes from dense products of row blocks
+#: (gradient rows x all feature rows) instead of per-edge gathers: on graphs of at least
+#: DENSE_MIN_NODES nodes with an edge for at least DENSE_MIN_DENSITY of the node pairs,
+#: for rows at least DENSE_MIN_WIDTH wide (narrower rows gather as fast). A block holds
+#: about DENSE_BLOCK_FLOATS products per group. Synthetic1 (3 000 nodes, 2.1 M edges):
+#: width 256 0.61 s -> 0.15 s; GAT's 8 heads x 32: 0.80 s -> 0.32 s.
+DENSE_MIN_NODES = 1024
+DENSE_MIN_DENSITY = 1 / 16
+DENSE_MIN_WIDTH = 32
+DENSE_BLOCK_FLOATS = 1 << 20
+
 
 def _edge_dot(src: Tensor, dst: Tensor, grad: Tensor, h: Tensor) -> Tensor:
     """<grad[dst_e], h[src_e]> per edge, gathered in cache-sized blocks of edges.
@@ -47,21 +58,62 @@ class _WeightedSpMM(torch.autograd.Function):
         return None, grad_coef, grad_h
 
 
+class _DenseRowBlocks:
+    """Where each edge's dot product lies in dense products of row blocks, for the edges
+    of a :class:`WeightedAdjacency` in its target-sorted order. Rows are ``node * groups +
+    k`` and edges join rows of one group ``k`` (GAT's heads); a block holds ``rows``
+    target nodes of every group, ``[groups, rows, nodes]``."""
+
+    def __init__(self, dst_rows: Tensor, src_rows: Tensor, nodes: int, groups: int) -> None:
+        self.nodes, self.groups = nodes, groups
+        # the block's size depends on the graph only, so a group's products do not
+        # depend on how many groups run beside it (stacked seeds are more heads)
+        self.rows = max(1, min(nodes, DENSE_BLOCK_FLOATS // nodes))
+        dst, head = dst_rows // groups, dst_rows % groups
+        self.index = (head * self.rows + dst % self.rows) * nodes + src_rows // groups
+        starts = torch.arange(0, nodes + self.rows, self.rows, device=dst_rows.device)
+        self.bounds = torch.searchsorted(dst_rows, starts.clamp(max=nodes) * groups).tolist()
+
+    def edge_dot(self, grad: Tensor, h: Tensor) -> Tensor:
+        nodes, groups, rows = self.nodes, self.groups, self.rows
+        # each group's operands contiguous, so its products are the same whatever groups
+        # run beside it (BLAS may round a strided one-row product differently)
+        g = grad.detach().reshape(nodes, groups, -1)  # mm(out=...) records no graph
+        feats = h.detach().reshape(nodes, groups, -1).permute(1, 2, 0).contiguous()
+        block = h.new_empty(groups, rows, nodes)
+        out = h.new_empty(self.index.numel())
+        for i, first in enumerate(range(0, nodes, rows)):
+            last = min(first + rows, nodes)
+            rows_of = g[first:last].transpose(0, 1).contiguous()
+            for k in range(groups):
+                torch.mm(rows_of[k], feats[k], out=block[k, : last - first])
+            lo, hi = self.bounds[i], self.bounds[i + 1]
+            out[lo:hi] = block.view(-1)[self.index[lo:hi]]
+        return out
+
+
 class WeightedAdjacency:
     """``(coef, h) -> out`` with out[j] = Σ_{i -> j} coef_ij h[i], for a fixed edge set
     whose weights change every step (GCN-LPA's learnable edges).
 
     The CSR layouts of the matrix and of its transpose are sorted once; each product
     only permutes the weights into them, and the weight gradient is one blocked
-    per-edge dot product. Same values as :func:`propagate`, up to float rounding.
+    per-edge dot product, or on a dense graph dense products of row blocks (see
+    ``DENSE_MIN_DENSITY``). Same values as :func:`propagate`, up to float rounding.
+    ``groups``: the rows are ``node * groups + k`` and every edge stays in its group
+    ``k`` (GAT's heads); it only decides whether the graph counts as dense.
     """
 
-    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
+    def __init__(self, edge_index: Tensor, num_nodes: int, groups: int = 1) -> None:
         self.src, self.dst = edge_index
         self.num_nodes = num_nodes
+        self.groups = groups
         self._by_dst = self._layout(self.dst, self.src)
         self._dst_sorted = self.dst[self._by_dst[2]]
         self._by_src = self._layout(self.src, self.dst)
+        nodes, edges = num_nodes // groups, self.src.numel() // groups
+        self._dense_graph = nodes >= DENSE_MIN_NODES and edges >= DENSE_MIN_DENSITY * nodes**2
+        self._row_blocks: _DenseRowBlocks | None = None
 
     def _layout(self, rows: Tensor, cols: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         order = torch.argsort(rows * self.num_nodes + cols)
@@ -84,7 +136,13 @@ class WeightedAdjacency:
         """<grad[j], h[i]> for every edge i -> j, in the caller's edge order."""
         _, col, order = self._by_dst
         out = h.new_empty(order.numel())
-        out[order] = _edge_dot(col, self._dst_sorted, grad, h)
+        if self._dense_graph and h.size(-1) >= DENSE_MIN_WIDTH:
+            if self._row_blocks is None:  # built at the first backward that needs it
+                nodes = self.num_nodes // self.groups
+                self._row_blocks = _DenseRowBlocks(self._dst_sorted, col, nodes, self.groups)
+            out[order] = self._row_blocks.edge_dot(grad, h)
+        else:
+            out[order] = _edge_dot(col, self._dst_sorted, grad, h)
         return out
 
     def __call__(self, coef: Tensor, h: Tensor) -> Tensor:
