@@ -232,8 +232,8 @@ def test_a_stack_too_large_for_memory_is_refused_before_training(specs, monkeypa
     monkeypatch.setattr(stacked, "MAX_STACK_ELEMENTS", 100)
     with pytest.raises(StackRefused, match="fewer seeds a stack"):
         train_stacked(specs([0, 1], "model=gcn", *KARATE))
-    monkeypatch.setattr(stacked, "MAX_STACK_NODES", 20)
-    with pytest.raises(StackRefused, match="34 nodes: above 20"):
+    monkeypatch.setattr(stacked, "MAX_STACK_SEED_FLOATS", 34 * 8 - 1)
+    with pytest.raises(StackRefused, match="34 nodes x width 8: above 271 floats a seed"):
         train_stacked(specs([0, 1], "model=gcn", *KARATE))
 
 
@@ -273,7 +273,7 @@ def test_a_killed_stack_resumes_seed_by_seed_to_the_uninterrupted_result(
 
 
 def test_a_job_that_cannot_start_costs_only_itself_in_a_unit():
-    from graphnetz.sweep.stacking import run_unit
+    from graphnetz.sweep.stacking import Deferred, run_unit
 
     unit = [(i, [f"seed={i}"]) for i in range(3)]
 
@@ -290,3 +290,6 @@ def test_a_job_that_cannot_start_costs_only_itself_in_a_unit():
     assert isinstance(results[1], ValueError)
     with pytest.raises(ValueError, match="refused"):
         run_unit(unit, no_config, run_one)  # in-process, as Hydra's basic launcher: raised
+    deferred = dict(run_unit(unit, no_config, run_one, catch=True, defer=True))
+    assert deferred[0] == "ran 0"  # the forked pool queues the rest one by one
+    assert all(isinstance(deferred[i], Deferred) for i in (1, 2))

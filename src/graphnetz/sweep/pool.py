@@ -5,8 +5,11 @@ and PyG, composed the sweep's configs and paid the first-use costs of its loader
 models (:mod:`graphnetz.sweep.prewarm`), so a worker pays none of that again (the
 joblib launcher's workers each import everything and receive the pickled Hydra state
 with every job). A worker keeps what it loaded (datasets are cached per process,
-``graphnetz.data.loading``) for the jobs that follow. Jobs are handed out in sweep order,
-one at a time, to whichever worker is free; their results come back in sweep order.
+``graphnetz.data.loading``) for the jobs that follow. Jobs are handed out in sweep order
+to whichever worker is free, a cell's seeds as one unit (trained stacked where they can
+be, :mod:`graphnetz.sweep.stacking`); a unit whose seeds train alone runs its first job
+and hands the others back, which are queued one by one, so that no worker works through
+a long cell while another waits. Results come back in sweep order.
 
 A job that fails is a failed run, as in every launcher. A worker that dies (killed,
 out of memory, a crash in native code) takes only its job with it: the jobs whose
@@ -28,7 +31,7 @@ import os
 import threading
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -37,7 +40,7 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, open_dict
 
 from graphnetz.sweep.prewarm import prewarm
-from graphnetz.sweep.stacking import run_unit, stack_units
+from graphnetz.sweep.stacking import Deferred, run_unit, stack_units
 
 log = logging.getLogger(__name__)
 #: Held by threads of the launching process while they write to a stream, and by the fork.
@@ -98,7 +101,7 @@ def _run(
 def _run_unit(unit: Sequence[tuple[int, list[str]]]):
     """One unit of a sweep (a cell's seeds, trained stacked where they can be:
     :mod:`graphnetz.sweep.stacking`), in a worker."""
-    return run_unit(unit, _job_config, _run, catch=True)
+    return run_unit(unit, _job_config, _run, catch=True, defer=True)
 
 
 def _record_death(idx: int, overrides: Sequence[str]) -> JobReturn:
@@ -168,29 +171,37 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
     pool = _fork_pool(min(workers, len(units)))
     lost = []
     try:
-        futures: list[tuple[list, Future]] = []
+        pending: dict[Future, list] = {}
         for n, unit in enumerate(units):
             if n == 0:
                 with FORK_LOCK, warnings.catch_warnings():  # a forking pool forks all its
                     # workers at its first job; the lock is why the fork is safe here
                     warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork\(\)")
-                    future = pool.submit(_run_unit, unit)
+                    pending[pool.submit(_run_unit, unit)] = unit
             else:
-                future = pool.submit(_run_unit, unit)
-            futures.append((unit, future))
-        for unit, future in futures:
-            try:
-                returned = dict(future.result())
-            except BrokenProcessPool:
-                lost.extend(unit)
-                continue
-            except Exception as err:  # the unit's results could not come back
-                returned = {idx: err for idx, _ in unit}
-            for idx, overrides in unit:
-                result = returned[idx]
-                if isinstance(result, Exception):  # it could not start (Hydra refused it)
-                    result = _failed(idx, overrides, result)
-                results[idx] = result
+                pending[pool.submit(_run_unit, unit)] = unit
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                unit = pending.pop(future)
+                try:
+                    returned = dict(future.result())
+                except BrokenProcessPool:
+                    lost.extend(unit)
+                    continue
+                except Exception as err:  # the unit's results could not come back
+                    returned = {idx: err for idx, _ in unit}
+                for idx, overrides in unit:
+                    result = returned[idx]
+                    if isinstance(result, Deferred):  # its unit did not stack: queue it alone
+                        try:
+                            pending[pool.submit(_run_unit, [(idx, overrides)])] = [(idx, overrides)]
+                        except BrokenProcessPool:
+                            lost.append((idx, overrides))
+                        continue
+                    if isinstance(result, Exception):  # it could not start (Hydra refused it)
+                        result = _failed(idx, overrides, result)
+                    results[idx] = result
     except BaseException:  # Ctrl-C: stop the workers too
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()

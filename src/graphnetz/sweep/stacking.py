@@ -10,7 +10,10 @@ record under ``resume=true``, a checkpoint to resume from, ``stack_seeds=false``
 train in their turn, as they would without the unit.
 
 Units are at most :data:`graphnetz.training.stacked.MAX_STACK` jobs, and a sweep with
-fewer cells than workers splits its largest units so that every worker has work.
+fewer cells than workers splits its largest units so that every worker has work. A unit
+whose seeds do not stack can hand its jobs after the first back (``defer``): the forked
+pool queues them one by one, so a long cell of runs alone does not keep one worker busy
+while the others wait.
 """
 
 from __future__ import annotations
@@ -59,26 +62,36 @@ def stack_units(jobs: Sequence[Job], workers: int) -> list[list[Job]]:
     return sorted(units, key=lambda unit: unit[0][0])
 
 
+class Deferred:
+    """A unit's result for a job it handed back to be run on its own (``defer``)."""
+
+
 def run_unit(
     unit: Sequence[Job],
     job_config: Callable[[int, Sequence[str]], DictConfig],
     run_one: Callable[[int, Sequence[str], DictConfig | None], Any],
     catch: bool = False,
+    defer: bool = False,
 ) -> list[tuple[int, Any]]:
     """Train the unit's stackable runs together, then run each job in order
     (``run_one(idx, overrides, config)``, with the job's config composed once here, or
     None where composing it failed: the job then meets the error itself). With
     ``catch``, a job that raises (a config Hydra refuses) gives its exception as its
-    result and the unit's other jobs still run."""
+    result and the unit's other jobs still run. With ``defer``, a unit whose seeds did
+    not train stacked runs its first job only and gives :class:`Deferred` for the rest."""
     configs: dict[int, DictConfig | None] = {}
+    stacked = False
     if len(unit) > 1:
         for idx, overrides in unit:
             try:
                 configs[idx] = job_config(idx, overrides)
             except Exception:
                 configs[idx] = None
-        _train_stack(unit, configs)
-    results = []
+        stacked = _train_stack(unit, configs)
+    results: list[tuple[int, Any]] = []
+    if defer and not stacked and len(unit) > 1:
+        results = [(idx, Deferred()) for idx, _ in unit[1:]]
+        unit = unit[:1]
     try:
         for idx, overrides in unit:
             try:
@@ -92,7 +105,8 @@ def run_unit(
     return results
 
 
-def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> None:
+def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> bool:
+    """Whether the unit's runs (those still to run) trained stacked."""
     specs, run_dirs = [], []
     for idx, _ in unit:
         cfg = configs[idx]
@@ -105,14 +119,14 @@ def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> 
         refusal = stack_refusal(spec)
         if refusal is not None:
             log.debug("%s trains alone: %s", spec.label, refusal)
-            return  # the unit's runs share their config: none of them stacks
+            return False  # the unit's runs share their config: none of them stacks
         dirs = _sweep_and_run_dir(cfg)
         if dirs is None or (spec.config.get("resume") and _done_or_resumable(spec, *dirs)):
             continue  # it runs alone, in its turn
         run_dir = dirs[1]
         specs.append(spec)
         run_dirs.append(run_dir)
-    train_ahead(specs, run_dirs)
+    return train_ahead(specs, run_dirs)
 
 
 def _sweep_and_run_dir(cfg: DictConfig) -> tuple[Path, Path] | None:
@@ -132,4 +146,4 @@ def _done_or_resumable(spec, sweep_dir: Path, run_dir: Path) -> bool:
     return completed_record(spec, run_dir, sweep_dir) is not None
 
 
-__all__ = ["run_unit", "stack_units"]
+__all__ = ["Deferred", "run_unit", "stack_units"]
