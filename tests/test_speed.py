@@ -63,6 +63,17 @@ def test_sparse_features_convert_only_sparse_wide_constant_inputs():
     assert cache.get(learned) is learned  # needs a gradient: left alone
 
 
+def test_every_model_of_the_process_shares_a_feature_tensors_conversion():
+    """A sweep's runs share the cached dataset's features: the second run's new model
+    takes the first one's conversion, until the tensor is modified."""
+    x, _ = _bag_of_words()
+    first = SparseFeatures().get(x)
+    assert SparseFeatures().get(x) is first
+    x[1, 1] = 3.0
+    again = SparseFeatures().get(x)
+    assert again is not first and again.to_dense()[1, 1] == 3.0
+
+
 @pytest.mark.parametrize("cls", [GCN, GAT, GraphSAGE, GraphTransformer, MLP])
 def test_encoders_give_the_dense_result_and_gradients_on_sparse_features(cls):
     """Same parameters, eval mode: the sparse first layer is the dense one up to rounding."""
