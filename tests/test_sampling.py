@@ -2,7 +2,8 @@
 
 import torch
 
-from graphnetz.models.sampling import sample_neighbors
+from graphnetz.models import sampling
+from graphnetz.models.sampling import _keep_smallest_keys, in_degree_slots, sample_neighbors
 
 
 def _star_plus_path() -> tuple[torch.Tensor, int]:
@@ -61,3 +62,40 @@ def test_sample_is_roughly_uniform_over_neighbours():
 def test_negative_k_keeps_everything():
     ei, n = _star_plus_path()
     assert torch.equal(sample_neighbors(ei, n, -1), ei)
+
+
+def _near_uniform_graph(nodes: int = 40, per_node: int = 12, seed: int = 0) -> torch.Tensor:
+    """Every target has 10-12 incoming edges (some repeated): in-degrees near uniform."""
+    g = torch.Generator().manual_seed(seed)
+    dst = torch.arange(nodes).repeat_interleave(per_node)
+    dst = dst[torch.rand(dst.numel(), generator=g) > 0.1]  # drop about a tenth
+    src = torch.randint(0, nodes, (dst.numel(),), generator=g)
+    perm = torch.randperm(dst.numel(), generator=g)  # edges in no particular order
+    return torch.stack([src[perm], dst[perm]])
+
+
+def test_the_padded_layout_selects_what_the_sort_selects():
+    """On a near-uniform graph the padded matrix keeps the edges the two sorts keep, from
+    the same draws (the generator ends in the same state)."""
+    edges = _near_uniform_graph()
+    slots = in_degree_slots(edges, 40)
+    assert slots is not None and slots.width <= 12
+    for k in (1, 5, 11, 12, 30):
+        by_sort, by_slots = torch.Generator().manual_seed(k), torch.Generator().manual_seed(k)
+        expected = sample_neighbors(edges, 40, k, by_sort)
+        assert torch.equal(sample_neighbors(edges, 40, k, by_slots, slots=slots), expected)
+        assert torch.equal(by_sort.get_state(), by_slots.get_state())
+
+
+def test_the_padded_layout_breaks_equal_keys_by_edge_order(monkeypatch):
+    monkeypatch.setattr(sampling, "PADDED_MAX_FILL", 10.0)  # a tiny, skewed graph
+    edges = torch.tensor([[0, 1, 2, 3, 4, 0], [5, 5, 5, 5, 5, 4]])  # node 5: five edges
+    slots = in_degree_slots(edges, 6)
+    keys = torch.tensor([0.5, 0.2, 0.5, 0.1, 0.5, 0.9])  # the third smallest: three ties
+    kept = _keep_smallest_keys(keys, 3, slots, 6)
+    assert kept.tolist() == [True, True, False, True, False, True]  # the first tied edge
+
+
+def test_skewed_graphs_keep_the_sort():
+    star = torch.stack([torch.arange(1, 50), torch.zeros(49, dtype=torch.long)])
+    assert in_degree_slots(star, 50) is None  # one node has every edge: padding would be 50x

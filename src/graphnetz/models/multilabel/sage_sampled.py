@@ -12,8 +12,8 @@ from torch_geometric.nn import SAGEConv
 
 from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import input_dropout
-from graphnetz.models.graph_cache import AdjacencyCache
-from graphnetz.models.sampling import sample_neighbors
+from graphnetz.models.graph_cache import AdjacencyCache, GraphCache
+from graphnetz.models.sampling import in_degree_slots, sample_neighbors
 
 
 def _project_then_aggregate(conv: SAGEConv, x: Tensor, edge_index: Tensor) -> Tensor:
@@ -67,6 +67,7 @@ class SampledSAGE(GraphModel):
         dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in pairwise(dims))
         self._adjacency = AdjacencyCache()
+        self._slots = GraphCache()
 
     def reset_parameters(self) -> None:
         for conv in self.convs:
@@ -75,10 +76,12 @@ class SampledSAGE(GraphModel):
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         last = len(self.convs) - 1
         full = edge_index if self.training else self._adjacency.adjacency(edge_index, x.size(0))
+        slots = self._slots.get(edge_index, x.size(0), in_degree_slots) if self.training else None
         for i, conv in enumerate(self.convs):
             ei = full
             if self.training:
-                ei = sample_neighbors(edge_index, x.size(0), self.num_neighbors[last - i])
+                k = self.num_neighbors[last - i]
+                ei = sample_neighbors(edge_index, x.size(0), k, slots=slots)
             x = input_dropout(x, self.dropout, self.training)
             if x.is_sparse or x.size(-1) > conv.out_channels:
                 x = _project_then_aggregate(conv, x, ei)
