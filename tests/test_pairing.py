@@ -51,7 +51,6 @@ def test_other_dataset_content_changes_the_dataset_digest():
     assert _node(_graph(), 0)["dataset"] != _node(changed, 0)["dataset"]
 
 
-
 def test_a_kept_dataset_digest_follows_every_change_of_the_dataset():
     """A loaded dataset's digest is kept for the next run of the process, and computed
     again when a tensor is modified in place, replaced, or another value changes."""
@@ -66,6 +65,7 @@ def test_a_kept_dataset_digest_follows_every_change_of_the_dataset():
     assert _node(dataset, 0)["dataset"] == digest(dataset_content(dataset)) != changed
     dataset.num_nodes = 41  # not a tensor
     assert _node(dataset, 0)["dataset"] == digest(dataset_content(dataset))
+
 
 def test_link_prediction_fingerprints_its_evaluation_negatives():
     data = Data(edge_index=_graph().edge_index, num_nodes=40)
