@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.nn import GCNConv, SAGEConv
 
-from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer
+from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer, sparse_features
 from graphnetz.models.convs import CachedNormGCNConv, LinearFirstSAGEConv
 from graphnetz.models.features import embedding_decay_warning
 from graphnetz.models.sparse_features import SparseFeatures, SparseRows, fast_dropout
@@ -72,6 +72,9 @@ def test_every_model_of_the_process_shares_a_feature_tensors_conversion():
     x[1, 1] = 3.0
     again = SparseFeatures().get(x)
     assert again is not first and again.to_dense()[1, 1] == 3.0
+    dense = torch.rand(60, 200)
+    assert SparseFeatures().get(dense) is dense
+    assert id(dense) not in sparse_features._CONVERTED._by_id  # nothing kept: no leak
 
 
 @pytest.mark.parametrize("cls", [GCN, GAT, GraphSAGE, GraphTransformer, MLP])

@@ -152,7 +152,7 @@ class _Conversions:
         return entry[2]
 
     def put(self, x: Tensor, version: int | None, value: Tensor | SparseRows) -> None:
-        if version is None:
+        if version is None or value is x:  # x itself would keep x alive: nothing to save
             return
         key, by_id = id(x), self._by_id
 
