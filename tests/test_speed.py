@@ -74,7 +74,7 @@ def test_every_model_of_the_process_shares_a_feature_tensors_conversion():
     assert again is not first and again.to_dense()[1, 1] == 3.0
     dense = torch.rand(60, 200)
     assert SparseFeatures().get(dense) is dense
-    assert id(dense) not in sparse_features._CONVERTED._by_id  # nothing kept: no leak
+    assert dense not in sparse_features._CONVERTED  # nothing kept: no leak
 
 
 @pytest.mark.parametrize("cls", [GCN, GAT, GraphSAGE, GraphTransformer, MLP])
@@ -288,7 +288,7 @@ def test_fixed_matrix_product_is_torch_sparse_mm_bit_for_bit_with_one_transpose(
     original = sparse_products._Transposes.__call__
 
     def counting(self, matrix):
-        conversions.append(id(matrix) not in self._by_id)
+        conversions.append(matrix not in self._memo)
         return original(self, matrix)
 
     monkeypatch.setattr(sparse_products._Transposes, "__call__", counting)

@@ -12,10 +12,11 @@ so this has the distribution of dense dropout.
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import torch
 from torch import Tensor
+
+from graphnetz.identity_memo import IdentityMemo
 
 #: Dense features with at most this share of non-zero entries (Cora's bag-of-words: 1.3 %,
 #: CiteSeer's 0.9 %) enter the first layer as :class:`SparseRows`.
@@ -143,24 +144,18 @@ class _Conversions:
     the tensor lives; inference tensors (no version) are not kept."""
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[weakref.ref, int, Tensor | SparseRows]] = {}
+        self._memo = IdentityMemo()
 
     def get(self, x: Tensor, version: int | None) -> Tensor | SparseRows | None:
-        entry = self._by_id.get(id(x))
-        if entry is None or version is None or entry[0]() is not x or entry[1] != version:
-            return None
-        return entry[2]
+        return None if version is None else self._memo.get(x, version)
 
     def put(self, x: Tensor, version: int | None, value: Tensor | SparseRows) -> None:
         if version is None or value is x:  # x itself would keep x alive: nothing to save
             return
-        key, by_id = id(x), self._by_id
+        self._memo.put(x, value, version)
 
-        def forget(ref: weakref.ref, key: int = key) -> None:
-            if by_id.get(key, (None,))[0] is ref:
-                del by_id[key]
-
-        by_id[key] = (weakref.ref(x, forget), version, value)
+    def __contains__(self, x: Tensor) -> bool:
+        return x in self._memo
 
 
 _CONVERTED = _Conversions()

@@ -10,12 +10,12 @@ link prediction, the same evaluation negatives. The fingerprint holds one digest
 from __future__ import annotations
 
 import hashlib
-import weakref
 from collections.abc import Iterable
 from typing import Any
 
 import torch
 
+from graphnetz.identity_memo import IdentityMemo
 from graphnetz.tasks.base import TaskData
 
 SPLITS = ("train", "val", "test")
@@ -125,7 +125,7 @@ class _DatasetDigests:
     inference tensors (no version) are hashed every time."""
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[weakref.ref, Any, str]] = {}
+        self._memo = IdentityMemo()
 
     def __call__(self, dataset: Any) -> str:
         content = dataset_content(dataset)
@@ -133,22 +133,13 @@ class _DatasetDigests:
             state = _state(content)
         except _Unversioned:
             return digest(content)
-        key = id(dataset)
-        entry = self._by_id.get(key)
-        if entry is not None and entry[0]() is dataset and entry[1] == state:
-            return entry[2]
-        value = digest(content)
-        by_id = self._by_id
-
-        def forget(ref: weakref.ref, key: int = key) -> None:
-            if by_id.get(key, (None,))[0] is ref:
-                del by_id[key]
-
-        try:
-            ref = weakref.ref(dataset, forget)
-        except TypeError:
-            return value
-        by_id[key] = (ref, state, value)
+        value = self._memo.get(dataset, state)
+        if value is None:
+            value = digest(content)
+            try:
+                self._memo.put(dataset, value, state)
+            except TypeError:  # takes no weak reference: hashed every time
+                pass
         return value
 
 
