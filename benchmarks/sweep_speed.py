@@ -8,8 +8,9 @@ in a separate virtual environment (``--peer-venv``), which reads the same mirror
 loaders take a root folder, so the raw files are staged there first (PyG then processes
 them without downloading). Both use one torch thread. Printed per dataset: wall time,
 the ratio, time per epoch (wall / runs / epochs) beside the arithmetic floor of one epoch
-(``benchmarks/flops.py``, Cora only: FLOPs / measured dense GEMM rate), and each model's
-mean test accuracy with its 95 % t-interval on both sides.
+(``benchmarks/flops.py``, Cora only: FLOPs / measured dense GEMM rate), and per model
+its mean test accuracy with its 95 % t-interval and its seconds per run on both sides
+(the reference's models are timed one after another in its process).
 
     python benchmarks/sweep_speed.py --peer-venv /tmp/peer --mirror ../shared/data
     python benchmarks/sweep_speed.py --quick ...      # 2 seeds, 20 / 10 epochs
@@ -59,12 +60,16 @@ def mutag(r):
     return TUDataset(r, "MUTAG")
 task_type = "node_cls" if dataset == "cora" else "graph_cls"
 task = Task(dataset, task_type, {"cora": cora, "mutag": mutag}[dataset], epochs=epochs)
-report = run_benchmark(
-    tasks=[task], models={n: getattr(M, n) for n in names}, root=root,
-    seeds=list(range(seeds)), verbose=False, device=device,
-)
-acc = {n: [h["test_acc"][-1] for h in report.histories[dataset][n]] for n in names}
-print(json.dumps({"wall_s": time.perf_counter() - start, "test": acc}))
+acc, model_s = {}, {}
+for n in names:  # one model at a time, to time each (the seeds are the same)
+    began = time.perf_counter()
+    report = run_benchmark(
+        tasks=[task], models={n: getattr(M, n)}, root=root,
+        seeds=list(range(seeds)), verbose=False, device=device,
+    )
+    model_s[n] = time.perf_counter() - began
+    acc[n] = [h["test_acc"][-1] for h in report.histories[dataset][n]]
+print(json.dumps({"wall_s": time.perf_counter() - start, "test": acc, "model_s": model_s}))
 """
 
 
@@ -92,14 +97,15 @@ def run_ours(dataset: str, args, seeds: int, epochs: int) -> dict:
     if out.returncode:
         raise SystemExit(f"our sweep failed:\n{out.stderr[-3000:]}")
     test: dict[str, list[float]] = {m: [] for m in spec["models"]}
-    run_s = []
+    run_s, model_s = [], dict.fromkeys(spec["models"], 0.0)
     for path in sorted(sweep_dir.glob("*/result.json")):
         record = json.loads(path.read_text())
         if record["status"] != "ok":
             raise SystemExit(f"{path}: {record['status']} ({record.get('reason')})")
         test[record["model"]].append(record["metrics"]["test"][spec["metric"]])
-        run_s.append(record["wall_time_s"])
-    return {"wall_s": wall, "test": test, "run_s": run_s}
+        run_s.append(record["wall_time_s"])  # a stacked seed's: its share of the stack's
+        model_s[record["model"]] += record["wall_time_s"]
+    return {"wall_s": wall, "test": test, "run_s": run_s, "model_s": model_s}
 
 
 def run_peer(dataset: str, args, seeds: int, epochs: int) -> dict:
@@ -111,8 +117,10 @@ def run_peer(dataset: str, args, seeds: int, epochs: int) -> dict:
     start = time.perf_counter()
     result = run_peer_driver(python, PEER_DRIVER, payload, "reference sweep")
     wall = time.perf_counter() - start
-    by_ours = {m: result["test"][PEER_NAMES[m]] for m in SWEEPS[dataset]["models"]}
-    return {"wall_s": wall, "test": by_ours}
+    models = SWEEPS[dataset]["models"]
+    by_ours = {m: result["test"][PEER_NAMES[m]] for m in models}
+    model_s = {m: result["model_s"][PEER_NAMES[m]] for m in models}
+    return {"wall_s": wall, "test": by_ours, "model_s": model_s}
 
 
 def run_peer_driver(python: Path, driver: str, payload, what: str) -> dict:
@@ -227,10 +235,18 @@ def main() -> None:
             line = f"  {model:5s} test acc ours {t_interval(ours['test'][model]):15s}"
             if peer:
                 line += f" reference {t_interval(peer['test'][model]):15s}"
+            line += f" s/run ours {ours['model_s'][model] / seeds:5.2f}"
+            if peer:
+                ratio = peer["model_s"][model] / ours["model_s"][model]
+                line += f" reference {peer['model_s'][model] / seeds:5.2f} ({ratio:.2f}x)"
             if model in floors:
                 line += f" floor {floors[model]:.2f} ms/epoch"
             print(line)
     print(f"\n(floor: FLOPs of forward + backward + evaluation at {rate / 1e9:.1f} GFLOP/s)")
+    print(
+        "(s/run: ours from the records, a stacked seed's share of its stack, the runs of two "
+        "workers side by side; the reference's models timed one after another in its process)"
+    )
 
 
 if __name__ == "__main__":
