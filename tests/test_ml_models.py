@@ -241,6 +241,31 @@ def test_lanc_shapes_and_gradients_reach_every_parameter(ml_graph):
         assert p.grad is not None and p.grad.abs().sum() > 0, name
 
 
+def test_lanc_sorts_a_graphs_neighbours_once_and_again_for_another_graph(ml_graph, monkeypatch):
+    from graphnetz.models.multilabel import lanc as lanc_module
+
+    calls = []
+    original = lanc_module.to_csr
+    monkeypatch.setattr(lanc_module, "to_csr", lambda *a: calls.append(1) or original(*a))
+    model = LANC(12, 16, 5, num_neighbors=4)
+    x, ei = ml_graph.x, ml_graph.edge_index
+    model(x, ei)
+    state = torch.get_rng_state()
+    cached = model(x, ei)
+    model.eval()
+    with torch.inference_mode():
+        model(x, ei)
+    assert len(calls) == 1
+    fresh = LANC(12, 16, 5, num_neighbors=4)  # same weights, nothing cached
+    fresh.load_state_dict(model.state_dict())
+    torch.set_rng_state(state)
+    assert torch.equal(fresh.train()(x, ei), cached)
+    assert len(calls) == 2
+    fewer = ei[:, ei[0] != 0]  # node 0 loses its out-neighbours: another stack
+    assert not torch.equal(model(x, fewer), model(x, ei))
+    assert len(calls) == 3
+
+
 @pytest.mark.parametrize(("kernel", "padding"), [(1, 0), (3, 1), (5, 2), (2, 1), (4, 0), (3, 2)])
 def test_stacked_conv_is_the_convolution_of_the_gathered_stack(kernel, padding):
     gen = torch.Generator().manual_seed(kernel)
