@@ -136,14 +136,8 @@ class WeightedAdjacency:
         size = (self.num_nodes, self.num_nodes)
         with warnings.catch_warnings():  # torch flags sparse CSR support as beta
             warnings.simplefilter("ignore", UserWarning)
-            matrix = torch.sparse_csr_tensor(
-                # index_select moves the same values as coef[order], faster
-                crow,
-                col,
-                coef.detach().index_select(0, order),
-                size,
-                check_invariants=False,
-            )
+            values = coef.detach().index_select(0, order)  # coef[order], faster
+            matrix = torch.sparse_csr_tensor(crow, col, values, size, check_invariants=False)
             return torch.sparse.mm(matrix, h)
 
     def edge_dot(self, grad: Tensor, h: Tensor) -> Tensor:
