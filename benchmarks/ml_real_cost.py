@@ -235,6 +235,10 @@ def main() -> None:
         "--keep-runs", action="store_true", help="keep the timed runs' folders (default: removed)"
     )
     args = parser.parse_args()
+    # each tree's sweep runs in that tree's folder: a relative mirror would point elsewhere
+    args.mirror = str(Path(args.mirror).resolve())
+    if not Path(args.mirror).is_dir():
+        parser.error(f"--mirror {args.mirror} is not a folder")
     e1, e2 = args.epochs
     if not 1 <= e1 < e2:
         parser.error(f"--epochs needs 1 <= E1 < E2, got {e1} {e2}")
