@@ -261,7 +261,29 @@ def test_graph_cache_keeps_the_structures_of_live_graphs_and_forgets_dead_ones()
         cache.get(graph, 9, build)
     assert len(cache._live) == GraphCache.MAX_LIVE_GRAPHS  # bounded, oldest dropped
     copy = pickle.loads(pickle.dumps(cache))
-    assert copy._live == {} and copy.get(many[-1], 9, build) == many[-1].sum().item()
+    assert len(copy._live) == 0 and copy.get(many[-1], 9, build) == many[-1].sum().item()
+
+
+def test_identity_memo_finds_by_identity_and_stamp_and_drops_the_oldest_beyond_its_bound():
+    import gc
+    import pickle
+
+    from graphnetz.identity_memo import IdentityMemo
+
+    memo = IdentityMemo(max_entries=2)
+    a, b, c = torch.zeros(1), torch.zeros(1), torch.zeros(1)
+    memo.put(a, "a", stamp=0)
+    assert memo.get(a, 0) == "a" and memo.get(a, 1) is None  # a new stamp is a miss
+    assert memo.get(torch.zeros(1), 0) is None  # equal but another object: a miss
+    memo.put(b, "b")
+    memo.put(a, "a2", stamp=0)  # renewed: now the newest
+    memo.put(c, "c")
+    assert b not in memo and memo.get(a, 0) == "a2" and memo.get(c) == "c"
+    del c
+    gc.collect()
+    assert len(memo) == 1  # a dead object's entry goes with it
+    copy = pickle.loads(pickle.dumps(memo))
+    assert len(copy) == 0 and copy.max_entries == 2
 
 
 def _directed_simple_graph(nodes: int, seed: int = 0) -> torch.Tensor:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import torch
 from torch import Tensor
 from torch_geometric.utils import to_torch_csr_tensor
+
+from graphnetz.identity_memo import IdentityMemo
 
 
 class GraphCache:
@@ -32,12 +33,8 @@ class GraphCache:
         self._edge_index: Tensor | None = None
         self._num_nodes = -1
         self._value = None
-        #: id(edge_index) -> (weak reference, version, num_nodes, structure)
-        self._live: dict[int, tuple[weakref.ref, int, int, object]] = {}
-
-    def __getstate__(self) -> dict:
-        # Weak references do not pickle; the live structures are rebuilt on demand.
-        return {**self.__dict__, "_live": {}}
+        #: live graph tensor -> its structure, stamped with (version, num_nodes)
+        self._live = IdentityMemo(max_entries=self.MAX_LIVE_GRAPHS)
 
     def _equals_last(self, edge_index: Tensor, num_nodes: int) -> bool:
         if num_nodes != self._num_nodes:
@@ -51,32 +48,9 @@ class GraphCache:
             and torch.equal(cached, edge_index)
         )
 
-    def _live_hit(self, edge_index: Tensor, num_nodes: int):
-        entry = self._live.get(id(edge_index))
-        if entry is None:
-            return None
-        ref, version, nodes, value = entry
-        if ref() is not edge_index or version != tensor_version(edge_index) or nodes != num_nodes:
-            return None
-        return (value,)
-
-    def _keep_live(self, edge_index: Tensor, num_nodes: int, value) -> None:
-        version = tensor_version(edge_index)
-        if version is None:  # inference tensors keep no version: not safe to key on
-            return
-        key, live = id(edge_index), self._live
-
-        def forget(ref: weakref.ref, key: int = key) -> None:
-            if live.get(key, (None,))[0] is ref:
-                del live[key]
-
-        live.pop(key, None)
-        live[key] = (weakref.ref(edge_index, forget), version, num_nodes, value)
-        while len(live) > self.MAX_LIVE_GRAPHS:
-            del live[next(iter(live))]
-
     def get(self, edge_index: Tensor, num_nodes: int, build):
-        found = self._live_hit(edge_index, num_nodes)
+        stamp = (tensor_version(edge_index), num_nodes)
+        found = self._live.get(edge_index, stamp)  # (structure,): a structure may be None
         if found is not None:
             return found[0]
         if not self._equals_last(edge_index, num_nodes):
@@ -87,7 +61,8 @@ class GraphCache:
             strided = edge_index.layout == torch.strided
             self._edge_index = edge_index.clone() if strided else None
             self._num_nodes = num_nodes
-        self._keep_live(edge_index, num_nodes, self._value)
+        if stamp[0] is not None:  # inference tensors keep no version: not safe to key on
+            self._live.put(edge_index, (self._value,), stamp)
         return self._value
 
 
