@@ -28,6 +28,7 @@ from graphnetz.data.loading import load_dataset
 from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning
 from graphnetz.tasks.base import GraphTask, TaskData
+from graphnetz.training.allocator import keep_freed_memory
 from graphnetz.training.build import ModelFactory, build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
@@ -78,6 +79,7 @@ def build_run(
 ) -> Built:
     """Load and prepare the data, build the model at the data's level and the task module."""
     config = spec.config
+    keep_freed_memory()  # once per process: large tensors reuse freed pages (allocator.py)
     if config.get("num_threads"):
         torch.set_num_threads(int(config["num_threads"]))
     seed_everything(spec.seed)
