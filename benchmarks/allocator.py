@@ -112,7 +112,8 @@ def main() -> None:
         for _ in range(args.rounds):
             for keep in (False, True):
                 runs[keep].append(measure(case, keep, args))
-        same = all(r["history"] == runs[False][0]["history"] for r in runs[True] + runs[False])
+        first = json.dumps(runs[False][0]["history"])  # as text: a NaN equals itself
+        same = all(json.dumps(r["history"]) == first for r in runs[True] + runs[False])
         off = min(r["per_epoch_s"] for r in runs[False])
         on = min(r["per_epoch_s"] for r in runs[True])
         faults = [min(r["faults_per_epoch"] for r in runs[keep]) for keep in (False, True)]

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.run_identity import identity_in_name, short_identity
 from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
+from graphnetz.training.allocator import release_freed_memory
 from graphnetz.training.build import ModelFactory
 from graphnetz.training.checkpoint import Checkpointing, checkpointing, discard_checkpoint
 from graphnetz.training.divergence import divergence
@@ -93,6 +94,7 @@ def run_experiment(
         record = _record(spec, stacked.trained, None, run_dir, start)
         share = {"seeds": stacked.seeds, "wall_time_s": round(stacked.wall_time_s, 4)}
         record = replace(record, stacked=share, wall_time_s=share["wall_time_s"])
+        release_freed_memory()
         return _finish(record, run_dir)
     ckpt = Checkpointing()
     try:
@@ -101,6 +103,7 @@ def run_experiment(
     except Exception as err:  # a failed run is a result, never the end of the sweep
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
+    release_freed_memory()  # the next run in this process starts without this one's heap
     return _finish(_record(spec, outcome, ckpt.resumed, run_dir, start), run_dir)
 
 
