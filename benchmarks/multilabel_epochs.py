@@ -41,6 +41,12 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
     from graphnetz.models.multilabel import H2GCN, LANC
 
     torch.set_num_threads(threads)
+    try:  # as every run sets it (trees before it lack the module)
+        from graphnetz.training.allocator import keep_freed_memory
+
+        keep_freed_memory()
+    except ImportError:
+        pass
     model_name, dataset = case.split(":")
     loaders = {name: getattr(multilabel, f"load_{name}") for name in ML_REAL_DATASETS}
     classes = {"lanc": LANC, "h2gcn": H2GCN}
