@@ -203,6 +203,44 @@ def test_median_mde_bootstrap_interval_is_a_seed_resampling_of_the_median_mde():
     assert gp.median_mde_interval({("cora", "gcn"): values[("cora", "gcn")]}, "cora") is None
 
 
+def test_resolved_count_bootstrap_matches_scipy_and_statsmodels():
+    """Each draw's count written again with scipy's paired t and statsmodels' Holm step:
+    the same resampled seeds (same generator) give the same counts, and the spread note
+    says whether the 95 % interval holds the published count."""
+    import numpy as np
+    import reproduce_gn_pairwise as gp
+    from scipy.stats import ttest_rel
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(7)
+    models = list(gp.MODELS)
+    offsets = {"gcn": 0.0, "gat": 0.004, "sage": 0.009, "gt": 0.02}
+    values = {
+        ("cora", m): {s: 0.8 + offsets[m] + float(rng.normal(0, 0.006)) for s in range(10)}
+        for m in models
+    }
+    counts = gp.resolved_pairs_draws(values, "cora", draws=200)
+    acc = np.array([[values[("cora", m)][s] for m in models] for s in range(10)])
+    rows = np.random.default_rng(0).integers(0, 10, size=(200, 10))
+    expected = []
+    for draw in rows:
+        sample = acc[draw]
+        p = [
+            ttest_rel(sample[:, a], sample[:, b]).pvalue
+            for a in range(len(models))
+            for b in range(a + 1, len(models))
+        ]
+        expected.append(int(multipletests(p, alpha=gp.ALPHA, method="holm")[0].sum()))
+    assert counts.tolist() == expected
+    assert len(set(expected)) > 1  # the count does move with the seeds here
+    low, high = np.percentile(expected, [2.5, 97.5])
+    inside = int(np.ceil(low))
+    text, holds = gp.resolved_spread_note(values, "cora", inside, draws=200)
+    assert holds and f"{int(low)}-{int(high)} resolved pairs" in text
+    assert gp.resolved_spread_note(values, "cora", 7, draws=200)[1] is False
+    assert gp.resolved_pairs_draws({("cora", "gcn"): values[("cora", "gcn")]}, "cora") is None
+
+
 def test_fewer_resolved_pairs_are_explained_only_by_pairs_below_their_mde():
     """A pair left unresolved explains a shortfall only if it differs by less than its
     minimum detectable effect; one that differs by more leaves the cell open."""
