@@ -121,6 +121,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     _check_model_integers(config["model"])
     _check_checkpoint_every(config.get("checkpoint_every_s"))
     _check_fit_loop(config.get("fit_loop", "auto"))
+    _check_accelerator(config["trainer"].get("accelerator", "auto"))
     _check_stack_seeds(config.get("stack_seeds", True))
     return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
 
@@ -206,6 +207,27 @@ FIT_LOOPS = ("auto", "lightning")
 def _check_fit_loop(fit_loop: Any) -> None:
     if fit_loop not in FIT_LOOPS:
         raise ConfigError(f"fit_loop={fit_loop!r} is not valid; choose one of {list(FIT_LOOPS)}")
+
+
+#: Lightning's accelerator names that need a device this machine may lack.
+DEVICE_ACCELERATORS = {"gpu": "a CUDA GPU", "cuda": "a CUDA GPU", "mps": "Apple's MPS"}
+
+
+def _check_accelerator(accelerator: Any) -> None:
+    """Refuse ``trainer.accelerator=gpu`` (cuda, mps) on a machine without that device
+    before Lightning says only that no backend was found."""
+    if not isinstance(accelerator, str) or accelerator.lower() not in DEVICE_ACCELERATORS:
+        return
+    import torch
+
+    name = accelerator.lower()
+    available = torch.backends.mps.is_available() if name == "mps" else torch.cuda.is_available()
+    if not available:
+        raise ConfigError(
+            f"trainer.accelerator={accelerator!r} needs {DEVICE_ACCELERATORS[name]}, which "
+            f"this torch ({torch.__version__}) does not see; use trainer.accelerator=cpu, "
+            "or auto (a GPU where there is one)"
+        )
 
 
 def _check_stack_seeds(stack_seeds: Any) -> None:
