@@ -346,7 +346,8 @@ def resolved_spread_note(
     counts = resolved_pairs_draws(values, dataset, draws)
     if counts is None:
         return "too few shared seeds to resample", False
-    low, high = (int(v) for v in np.percentile(counts, [2.5, 97.5]))
+    # the quantiles of a count are counts: the smallest with at least 2.5 % (97.5 %) below
+    low, high = (int(v) for v in np.quantile(counts, [0.025, 0.975], method="inverted_cdf"))
     share = float(np.mean(counts == published))
     text = (
         f"the count is itself a draw of the seeds: resampling them ({counts.size} bootstrap "
