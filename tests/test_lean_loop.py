@@ -118,7 +118,9 @@ def test_an_unknown_fit_loop_names_the_valid_ones(make_cfg):
         resolve_run(make_cfg("fit_loop=fast"))
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has a CUDA GPU")
+@pytest.mark.skipif(
+    torch.cuda.is_available() or torch.backends.mps.is_available(), reason="the machine has a GPU"
+)
 def test_a_gpu_accelerator_without_a_gpu_says_so_before_the_run(make_cfg):
     with pytest.raises(ConfigError, match=r"trainer.accelerator='gpu' needs a CUDA GPU.*cpu"):
         resolve_run(make_cfg("trainer.accelerator=gpu"))

@@ -209,8 +209,13 @@ def _check_fit_loop(fit_loop: Any) -> None:
         raise ConfigError(f"fit_loop={fit_loop!r} is not valid; choose one of {list(FIT_LOOPS)}")
 
 
-#: Lightning's accelerator names that need a device this machine may lack.
-DEVICE_ACCELERATORS = {"gpu": "a CUDA GPU", "cuda": "a CUDA GPU", "mps": "Apple's MPS"}
+#: Lightning's accelerator names that need a device this machine may lack, and what each
+#: needs (Lightning's "gpu" takes CUDA, else Apple's MPS).
+DEVICE_ACCELERATORS = {
+    "gpu": "a CUDA GPU or Apple's MPS",
+    "cuda": "a CUDA GPU",
+    "mps": "Apple's MPS",
+}
 
 
 def _check_accelerator(accelerator: Any) -> None:
@@ -221,8 +226,9 @@ def _check_accelerator(accelerator: Any) -> None:
     import torch
 
     name = accelerator.lower()
-    available = torch.backends.mps.is_available() if name == "mps" else torch.cuda.is_available()
-    if not available:
+    cuda = name in ("gpu", "cuda") and torch.cuda.is_available()
+    mps = name in ("gpu", "mps") and torch.backends.mps.is_available()
+    if not (cuda or mps):
         raise ConfigError(
             f"trainer.accelerator={accelerator!r} needs {DEVICE_ACCELERATORS[name]}, which "
             f"this torch ({torch.__version__}) does not see; use trainer.accelerator=cpu, "
