@@ -10,9 +10,10 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.nn import GCNConv, SAGEConv
 
-from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer, sparse_features
+from graphnetz.models import GAT, GCN, MLP, GraphSAGE, GraphTransformer, convs, sparse_features
 from graphnetz.models.convs import CachedNormGCNConv, LinearFirstSAGEConv
 from graphnetz.models.features import embedding_decay_warning
+from graphnetz.models.graph_cache import GraphCache
 from graphnetz.models.sparse_features import SparseFeatures, SparseRows, fast_dropout
 from graphnetz.training.run import run_experiment
 
@@ -115,6 +116,28 @@ def test_cached_gcn_normalisation_is_gcn_conv_and_follows_a_new_graph():
     assert torch.allclose(ours(x, edges), theirs(x, edges), atol=1e-6)
     fewer = edges[:, ::2].contiguous()
     assert torch.allclose(ours(x, fewer), theirs(x, fewer), atol=1e-6)
+
+
+def test_gcn_layers_normalise_a_new_graph_once_with_the_same_outputs(monkeypatch):
+    """The layers of a GCN share one normalisation cache: each new mini-batch graph is
+    normalised once for all three layers, and every output is that of layers which
+    normalise on their own."""
+    x, edges = _bag_of_words(words=12, density=0.5)
+    torch.manual_seed(0)
+    shared = GCN(12, 8, 3, num_layers=3).eval()
+    torch.manual_seed(0)
+    alone = GCN(12, 8, 3, num_layers=3).eval()
+    for layer in alone.layers:
+        layer._normalized = GraphCache()
+    assert len({id(layer._normalized) for layer in shared.layers}) == 1
+    built = []
+    original = convs.gcn_norm
+    monkeypatch.setattr(convs, "gcn_norm", lambda *a: built.append(1) or original(*a))
+    graphs = [edges, edges[:, ::2].contiguous(), edges[:, 1::3].contiguous()]
+    for graph in graphs:  # new graphs, as a graph task's training batches are
+        before = len(built)
+        assert torch.equal(shared(x, graph), alone(x, graph))
+        assert len(built) - before == 1 + 3  # one for the shared cache, three unshared
 
 
 def test_fast_dropout_has_dropout_distribution_and_is_seeded():

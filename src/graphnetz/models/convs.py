@@ -3,7 +3,9 @@
 - :class:`CachedNormGCNConv`: ``GCNConv`` whose symmetric normalisation (self-loops,
   degrees) is computed once per graph instead of in every forward pass. Unlike PyG's
   ``cached=True`` it notices a new graph (mini-batches of graph-level tasks). Its sparse
-  product's backward reuses one transpose per normalised graph.
+  product's backward reuses one transpose per normalised graph. The layers of one
+  encoder share that cache (:func:`share_normalization`): a new mini-batch is
+  normalised once, not once per layer.
 - :class:`LinearFirstSAGEConv`: ``SAGEConv`` that applies its neighbour weight before
   a mean or sum aggregation (the same linear map, moved across a linear operator), so
   it aggregates ``out`` instead of ``in`` channels and takes sparse input features.
@@ -59,6 +61,19 @@ class CachedNormGCNConv(GCNConv):
         if isinstance(adj_t, Tensor) and adj_t.layout == torch.sparse_csr and self.aggr == "add":
             return fixed_matrix_product(adj_t, x)  # GCNConv's sum, transpose built once
         return super().message_and_aggregate(adj_t, x)
+
+
+def share_normalization(layers) -> None:
+    """One normalisation cache for the :class:`CachedNormGCNConv` layers among ``layers``
+    that normalise alike (same ``improved``, ``add_self_loops``, ``flow``): every layer
+    of an encoder sees the same graph, so what one layer builds for a new mini-batch is
+    what the next would build again (MUTAG, 3 layers: gcn_norm ran three times a batch).
+    """
+    caches: dict[tuple, GraphCache] = {}
+    for layer in layers:
+        if type(layer) is CachedNormGCNConv:
+            key = (layer.improved, layer.add_self_loops, layer.flow)
+            layer._normalized = caches.setdefault(key, layer._normalized)
 
 
 class LinearFirstSAGEConv(SAGEConv):

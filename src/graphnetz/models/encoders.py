@@ -17,6 +17,7 @@ from graphnetz.models.convs import (
     CachedNormGCNConv,
     LinearFirstSAGEConv,
     SparseInputTransformerConv,
+    share_normalization,
 )
 from graphnetz.models.features import input_dropout as sparse_input_dropout
 from graphnetz.models.gat_conv import SortedGATConv
@@ -114,6 +115,10 @@ class GCN(NodeEncoder):
     """Kipf & Welling (2017): symmetric-normalised graph convolution."""
 
     sparse_aggregation = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        share_normalization(self.layers)  # one gcn_norm per new graph, not one per layer
 
     def make_layer(self, d_in, d_out, last, cached: bool = False):
         return CachedNormGCNConv(d_in, d_out, cached=cached)
