@@ -62,8 +62,8 @@ def plain_pyg_run(data, epochs: int, seed: int) -> float:
     return history[-1][2]
 
 
-def measure(dataset: str, args, out_dir: str) -> tuple[float, float]:
-    """Median seconds of a framework run and of a plain-loop run on ``dataset``."""
+def measure(dataset: str, args, out_dir: str) -> tuple[list[float], list[float]]:
+    """Seconds of each framework run and of each plain-loop run on ``dataset``."""
     overrides = [
         f"dataset={dataset}",
         "model=gcn",
