@@ -10,8 +10,9 @@ nodes in a training step) with the random draws of a full forward.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
+
+from graphnetz.models.bernoulli import bernoulli_, dropout
 
 
 def input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
@@ -21,9 +22,9 @@ def input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
     this is dense dropout without densifying.
     """
     if not x.is_sparse:
-        return F.dropout(x, p, training)
+        return dropout(x, p, training)
     x = x.coalesce()
-    values = F.dropout(x.values(), p, training)
+    values = dropout(x.values(), p, training)
     return torch.sparse_coo_tensor(
         x.indices(), values, x.shape, is_coalesced=True, check_invariants=False
     )
@@ -53,7 +54,7 @@ def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tenso
     training on the train rows only gives the same numbers as training on all of them.
     """
     if rows is None or not training or p == 0.0:
-        return F.dropout(u, p, training)
+        return dropout(u, p, training)
     if p == 1.0:
         return u * 0.0
     order = sorted(range(u.dim()), key=lambda d: -u.stride(d))  # outermost dim first
@@ -61,7 +62,7 @@ def dropout_rows(u: Tensor, p: float, training: bool, num_rows: int, rows: Tenso
     noise = u.new_empty([shape[d] for d in order]).permute(
         *sorted(range(u.dim()), key=order.__getitem__)
     )
-    return u * noise.bernoulli_(1 - p)[rows].div_(1 - p)
+    return u * bernoulli_(noise, 1 - p)[rows].div_(1 - p)
 
 
 def is_one_hot_ids(x: Tensor) -> bool:

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.nn import GATConv
 
+from graphnetz.models.bernoulli import dropout
 from graphnetz.models.graph_cache import GraphCache, is_simple
 from graphnetz.models.sparse_features import SparseRows, dense_or_tensor, project
 from graphnetz.models.sparse_products import WeightedAdjacency
@@ -92,7 +93,7 @@ class SortedGATConv(GATConv):
         src, dst = edges
         alpha = F.leaky_relu(alpha_src[src] + alpha_dst[dst], self.negative_slope)
         alpha = segments.softmax(alpha)
-        alpha = F.dropout(alpha, p=self.dropout, training=self.training)
+        alpha = dropout(alpha, self.dropout, self.training)
         out = weighted_sum(alpha.reshape(-1), h.reshape(n * heads, channels))
         out = out.view(n, heads, channels)
         out = out.reshape(n, heads * channels) if self.concat else out.mean(dim=1)

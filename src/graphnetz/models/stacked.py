@@ -28,6 +28,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import Linear as PygLinear
 from torch_geometric.utils import scatter, softmax
 
+from graphnetz.models.bernoulli import bernoulli_
 from graphnetz.models.convs import (
     LINEAR_AGGREGATIONS,
     CachedNormGCNConv,
@@ -100,7 +101,7 @@ class SeedStreams:
         stacked along ``dim``."""
         noise = []
         for g in self.generators:
-            draw = torch.empty(shape, dtype=dtype).bernoulli_(1 - p, generator=g)
+            draw = bernoulli_(torch.empty(shape, dtype=dtype), 1 - p, generator=g)
             noise.append(draw.div_(1 - p))
         return torch.stack(noise, dim=dim)
 

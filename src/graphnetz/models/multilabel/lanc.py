@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphnetz.models.bernoulli import dropout
 from graphnetz.models.contract import GraphModel
 from graphnetz.models.features import dropout_rows, input_dropout, linear, selected_rows
 from graphnetz.models.graph_cache import GraphCache
@@ -167,7 +168,7 @@ class LANC(GraphModel):
         # In-place ReLUs on fresh outputs whose producers' backward does not read them.
         h = linear(self.project, x).relu_()  # [N, H]: every node can sit in a chosen stack
         first, *rest = self.convs
-        u = stacked_conv(first, F.dropout(h, self.dropout, self.training), stack).relu_()
+        u = stacked_conv(first, dropout(h, self.dropout, self.training), stack).relu_()
         for i, conv in enumerate(rest):  # u: [n, L, H], n = chosen rows
             u = u if i == 0 else _conv1d_layout(u)
             u = dropout_rows(u, self.dropout, self.training, num_nodes, rows)
