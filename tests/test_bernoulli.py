@@ -42,9 +42,8 @@ def test_transposed_and_generator_draws_in_memory_order():
     assert torch.equal(gens[0].get_state(), gens[1].get_state())
 
 
-def test_overlapping_or_gapped_views_fall_back_to_torch():
-    base = torch.empty(400, 400)
-    view = base[:, :300]  # rows with gaps between them: no dense memory order
+def test_gapped_views_fall_back_to_torch():
+    view = torch.empty(400, 400)[:, :300]  # rows with gaps between them: no dense memory order
     (native, after_native), (ours, after_ours) = _both(
         lambda: torch.empty(400, 400)[:, :300],
         lambda t, fast: bernoulli_(t, 0.5) if fast else t.bernoulli_(0.5),

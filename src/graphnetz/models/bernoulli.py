@@ -70,15 +70,11 @@ def bernoulli_(t: Tensor, keep: float, generator: torch.Generator | None = None)
     """``t.bernoulli_(keep, generator=generator)``: same values, same generator state after."""
     if not 0.0 <= keep <= 1.0:
         raise ValueError(f"Bernoulli probability must be in [0, 1], got {keep!r}")
-    flat = _memory_order(t)
-    fast = (
-        t.device.type == "cpu"
-        and t.dtype in _FLOAT_TYPES
-        and t.numel() >= MIN_ELEMENTS
-        and flat is not None
-        and _draws_match()
+    large_cpu_float = (
+        t.device.type == "cpu" and t.dtype in _FLOAT_TYPES and t.numel() >= MIN_ELEMENTS
     )
-    if not fast:
+    flat = _memory_order(t) if large_cpu_float else None
+    if flat is None or not _draws_match():
         return t.bernoulli_(keep, generator=generator)
     _fill(flat, keep, generator)
     return t
