@@ -41,6 +41,7 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
     from graphnetz.models.multilabel import H2GCN, LANC
 
     torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)  # trainer.deterministic=true, every run's default
     try:  # as every run sets it (trees before it lack the module)
         from graphnetz.training.allocator import keep_freed_memory
 

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from graphnetz.models.multilabel import LANC, neighbour_stack
-from graphnetz.models.multilabel.lanc import conv_along_stack
+from graphnetz.models.multilabel.lanc import conv_along_stack, stacked_conv
 
 
 def _graph(n: int = 60, seed: int = 0):
@@ -76,3 +76,45 @@ def test_conv_along_stack_is_conv1d_on_the_transpose_for_either_layout(contiguou
     expected = conv(u.transpose(1, 2)).transpose(1, 2)
     torch.testing.assert_close(conv_along_stack(conv, u), expected)
     assert torch.autograd.gradcheck(lambda v: conv_along_stack(conv, v), (u,))
+
+
+def _values_and_grads(fn, inputs):
+    out = fn()
+    grads = torch.autograd.grad(out, inputs, grad_outputs=torch.randn_like(out))
+    return out.detach(), grads, out.grad_fn
+
+
+@pytest.mark.parametrize("which", ["stacked_conv", "conv_along_stack"])
+def test_relu_in_place_gives_the_values_and_gradients_of_an_out_of_place_relu(which):
+    gen = torch.Generator().manual_seed(4)
+    conv = torch.nn.Conv1d(6, 5, 3, padding=1)
+    stack = torch.randint(0, 9, (9, 4), generator=gen)
+    x = torch.randn(9, 6, generator=gen) if which == "stacked_conv" else torch.randn(9, 4, 6)
+    x.requires_grad_()
+
+    def call(relu):
+        if which == "stacked_conv":
+            return stacked_conv(conv, x, stack, relu=relu)
+        return conv_along_stack(conv, x, relu=relu)
+
+    inputs = (x, *conv.parameters())
+    torch.manual_seed(0)
+    fused, fused_grads, fused_fn = _values_and_grads(lambda: call(True), inputs)
+    torch.manual_seed(0)
+    plain, plain_grads, _ = _values_and_grads(lambda: F.relu(call(False)), inputs)
+    assert torch.equal(fused, plain)
+    for a, b in zip(fused_grads, plain_grads, strict=True):
+        assert torch.equal(a, b)
+    # written into the kernel's own output, not a view of it: autograd would otherwise
+    # clone the base's whole gradient in the backward pass (CopySlices)
+    assert "CopySlices" not in _backward_nodes(fused_fn)
+    assert "CopySlices" in _backward_nodes(call(False).relu_().grad_fn)  # the check can fail
+
+
+def _backward_nodes(fn, depth: int = 6) -> set[str]:
+    names, frontier = set(), [fn]
+    for _ in range(depth):
+        frontier = [f for f in frontier if f is not None]
+        names |= {type(f).__name__ for f in frontier}
+        frontier = [nxt for f in frontier for nxt, _ in f.next_functions]
+    return names

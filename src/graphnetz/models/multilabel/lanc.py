@@ -31,9 +31,10 @@ def neighbour_stack(
     return torch.cat([nodes.unsqueeze(1), draws], dim=1)
 
 
-def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
+def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor, relu: bool = False) -> Tensor:
     """``conv`` along the stack of gathered rows, ``conv(h[stack].transpose(1, 2))``,
-    returned as ``[N, L_out, out]`` without convolving the gathered stack.
+    returned as ``[N, L_out, out]`` without convolving the gathered stack; ``relu``
+    applies a ReLU to it (see :func:`_bias_relu_`).
 
     Each kernel tap is a linear map of one row, so the K taps are applied once per
     node (one ``[N, in] x [in, K·out]`` product) and the results gathered and summed
@@ -54,11 +55,25 @@ def stacked_conv(conv: nn.Conv1d, h: Tensor, stack: Tensor) -> Tensor:
     tap = torch.arange(taps, device=stack.device)
     bags = torch.where(window >= 0, window * taps + tap, zero_row).reshape(-1, taps)
     out = F.embedding_bag(bags, table, mode="sum", padding_idx=zero_row)
-    return out.view(n, window.size(1), out_ch) + conv.bias
+    return _bias_relu_(out, conv.bias, relu).view(n, window.size(1), out_ch)
 
 
-def conv_along_stack(conv: nn.Conv1d, u: Tensor) -> Tensor:
-    """``conv(u.transpose(1, 2)).transpose(1, 2)`` for ``u`` ``[n, L, C]``, in ``u``'s layout.
+def _bias_relu_(out: Tensor, bias: Tensor, relu: bool) -> Tensor:
+    """``out + bias``, then ReLU if ``relu``, written into ``out``: a fresh output whose
+    producer's backward does not read it (an embedding bag, a convolution). On LANC's
+    DBLP stacks each such tensor is 80 M values (323 MB): an out-of-place add or ReLU
+    allocates (and, in deterministic runs, NaN-fills) another one. ``out`` must be the
+    tensor itself, not a view: an in-place op on a view makes autograd clone the whole
+    gradient of its base in the backward pass. The same values as out of place.
+    """
+    if bias is not None:
+        out.add_(bias)
+    return out.relu_() if relu else out
+
+
+def conv_along_stack(conv: nn.Conv1d, u: Tensor, relu: bool = False) -> Tensor:
+    """``conv(u.transpose(1, 2)).transpose(1, 2)`` for ``u`` ``[n, L, C]``, in ``u``'s layout;
+    ``relu`` applies a ReLU to it in place (see :func:`_bias_relu_`).
 
     Run as a 2-D convolution of height 1 on the ``[n, C, 1, L]`` view: for a contiguous
     ``u`` (stack-major, as :func:`stacked_conv` returns it) that view is channels-last,
@@ -69,12 +84,12 @@ def conv_along_stack(conv: nn.Conv1d, u: Tensor) -> Tensor:
     out = F.conv2d(
         u.transpose(1, 2).unsqueeze(2),
         conv.weight.unsqueeze(2),
-        conv.bias,
+        conv.bias,  # added by the kernel
         stride=(1, conv.stride[0]),
         padding=(0, conv.padding[0]),
         dilation=(1, conv.dilation[0]),
     )
-    return out.squeeze(2).transpose(1, 2)
+    return _bias_relu_(out, None, relu).squeeze(2).transpose(1, 2)
 
 
 def _conv1d_layout(u: Tensor) -> Tensor:
@@ -168,11 +183,11 @@ class LANC(GraphModel):
         # In-place ReLUs on fresh outputs whose producers' backward does not read them.
         h = linear(self.project, x).relu_()  # [N, H]: every node can sit in a chosen stack
         first, *rest = self.convs
-        u = stacked_conv(first, dropout(h, self.dropout, self.training), stack).relu_()
+        u = stacked_conv(first, dropout(h, self.dropout, self.training), stack, relu=True)
         for i, conv in enumerate(rest):  # u: [n, L, H], n = chosen rows
             u = u if i == 0 else _conv1d_layout(u)
             u = dropout_rows(u, self.dropout, self.training, num_nodes, rows)
-            u = F.relu(conv_along_stack(conv, u))
+            u = conv_along_stack(conv, u, relu=True)
         if rows is not None:
             h = h[rows]
         # Both label products in one [N·L, H] x [H, 2C] matrix product (not N small ones).
