@@ -14,9 +14,12 @@ THIS_TREE = str(Path(__file__).resolve().parents[1] / "src")
 
 
 def run_in_tree(script: str, args: list[str], src: str | None, **env: str) -> dict:
-    """``python script *args`` with ``PYTHONPATH=src`` (None: this tree's ``src``) and
-    ``env`` added; the child's last stdout line parsed as JSON, or exit with its stderr."""
-    environ = dict(os.environ, PYTHONPATH=src or THIS_TREE, **env)
+    """``python script *args`` with ``src`` (None: this tree's ``src``) first on
+    ``PYTHONPATH`` and ``env`` added; the child's last stdout line parsed as JSON, or exit
+    with its stderr. Folders already on ``PYTHONPATH`` (packages installed with
+    ``--target``, say) stay after it."""
+    path = [src or THIS_TREE, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path), **env)
     out = subprocess.run(
         [sys.executable, script, *args], env=environ, capture_output=True, text=True, check=False
     )

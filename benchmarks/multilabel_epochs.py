@@ -14,6 +14,10 @@ because the same seed gives the same values up to float rounding.
 
     python benchmarks/multilabel_epochs.py --mirror ../shared/data --compare-src /tmp/mlbase/src \\
         [--cases lanc:dblp h2gcn:blogcatalog h2gcn:dblp] [--epochs 2] [--rounds 2] [--threads 1]
+        [--device cuda]
+
+``--device cuda`` times the epochs on a GPU (graph, model and optimiser there; the clock
+read after the device finished its queued work).
 
 Other jobs sharing the CPU move single timings by up to ~30 %, so the trees are measured
 alternately (old, new, old, new, ... for ``--rounds``) and the fastest of each is kept.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 
@@ -33,7 +38,7 @@ ML_REAL_DATASETS = ("humloc", "eukloc", "pcg", "dblp", "blogcatalog")
 SWEEP_HOURS = {"lanc:dblp": 3.4, "h2gcn:blogcatalog": 1.9}
 
 
-def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
+def _time_epochs(case: str, mirror: str, epochs: int, threads: int, device: str) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -41,7 +46,10 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
     from graphnetz.models.multilabel import H2GCN, LANC
 
     torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)  # trainer.deterministic=true, every run's default
+    # trainer.deterministic=true, every run's default (on a GPU as =warn: go on where torch
+    # has no deterministic CUDA kernel); cuBLAS needs the workspace Lightning sets for it
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=device != "cpu")
     try:  # as every run sets it (trees before it lack the module)
         from graphnetz.training.allocator import keep_freed_memory
 
@@ -53,23 +61,30 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
     classes = {"lanc": LANC, "h2gcn": H2GCN}
     with tempfile.TemporaryDirectory() as root:
         data = loaders[dataset](root, mirror=mirror)
+    data = data.to(device)
     train = data.train_mask[:, 0] if data.train_mask.dim() == 2 else data.train_mask
     torch.manual_seed(0)
     model = classes[model_name](data.x.size(1), 256, data.y.size(1), num_layers=2, dropout=0.5)
+    model = model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=5e-4)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else lambda: None
+
+    def clock() -> float:
+        sync()
+        return time.perf_counter()
 
     def epoch() -> tuple[float, float, torch.Tensor]:
-        start = time.perf_counter()
+        start = clock()
         model.train()
         opt.zero_grad()
         out = model(data.x, data.edge_index, output_nodes=train)
         F.binary_cross_entropy_with_logits(out, data.y[train]).backward()
         opt.step()
-        mid = time.perf_counter()
+        mid = clock()
         model.eval()
         with torch.inference_mode():
             logits = model(data.x, data.edge_index)
-        return mid - start, time.perf_counter() - mid, logits
+        return mid - start, clock() - mid, logits.cpu()
 
     model.train()
     torch.manual_seed(1)
@@ -92,7 +107,7 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int) -> dict:
 def _measure(case: str, args, src: str | None) -> dict:
     """Time ``case`` in a fresh process importing graphnetz from ``src`` (None: this tree)."""
     cmd = ["--_child", case, "--mirror", args.mirror]
-    cmd += ["--epochs", str(args.epochs), "--threads", str(args.threads)]
+    cmd += ["--epochs", str(args.epochs), "--threads", str(args.threads), "--device", args.device]
     return run_in_tree(__file__, cmd, src)
 
 
@@ -109,16 +124,19 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2, help="timed epochs (min is reported)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating runs per tree")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU")
     parser.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.epochs < 1 or args.rounds < 1:
         parser.error(f"--epochs and --rounds must be >= 1, got {args.epochs}, {args.rounds}")
     if args._child:
-        print(json.dumps(_time_epochs(args._child, args.mirror, args.epochs, args.threads)))
+        result = _time_epochs(args._child, args.mirror, args.epochs, args.threads, args.device)
+        print(json.dumps(result))
         return
     import torch
 
-    print(f"{args.threads} thread(s); min of {args.epochs} epochs after one warm-up")
+    where = f"{args.threads} thread(s)" if args.device == "cpu" else args.device
+    print(f"{where}; min of {args.epochs} epochs after one warm-up")
     print(f"{'case':20s} {'tree':5s} {'step s':>7s} {'eval s':>7s} {'epoch s':>8s}")
     for case in args.cases:
         trees = [("old", args.compare_src)] if args.compare_src else []
