@@ -1,0 +1,50 @@
+"""benchmarks/gpu_check.py on the CPU: its cases compose, train through Lightning's loop
+(the one a GPU run takes) and report; benchmarks/child_tree.py keeps PYTHONPATH."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def test_gpu_check_runs_its_cases_through_lightning_on_the_cpu(mirror, tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--mirror", str(mirror),
+         "--accelerator", "cpu", "--epochs", "1", "--only", "0,13", "--out", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    cases = json.loads((tmp_path / "gpu_check.json").read_text())["cases"]
+    assert [c["case"] for c in cases] == ["node_cls", "ml_graph_cls"]
+    for case in cases:
+        assert case["status"] == "ok" and case["repeatable"] and case["deterministic"] == "true"
+        assert case["test"]  # a test metric was recorded
+    assert "2 of 2 cases ran" in out.stdout
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_gpu_check_refuses_gpu_where_torch_sees_none(mirror):
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--mirror", str(mirror)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2 and "torch sees no CUDA GPU" in out.stderr
+
+
+def test_a_child_tree_keeps_the_folders_already_on_pythonpath(tmp_path, monkeypatch):
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from child_tree import run_in_tree
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    script = tmp_path / "show_path.py"
+    script.write_text("import json, os; print(json.dumps(os.environ['PYTHONPATH']))\n")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere/site")
+    shown = run_in_tree(str(script), [], str(tmp_path / "src"))
+    assert shown.split(os.pathsep) == [str(tmp_path / "src"), "/somewhere/site"]
