@@ -61,11 +61,14 @@ def train_dgi(
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        x, edge_index = data.x.float(), data.edge_index
+        # on the encoder's device: Lightning calls this before it moves any batch there
+        device = next((p.device for p in encoder.parameters()), data.x.device)
+        x, edge_index = data.x.float().to(device), data.edge_index.to(device)
         with torch.no_grad():
             hidden = encoder(x, edge_index).size(-1)
         state = {k: v.clone() for k, v in encoder.state_dict().items()}
         dgi = DeepGraphInfomax(hidden, encoder, summary=mean_summary, corruption=shuffle_features)
+        dgi = dgi.to(device)  # its discriminator weight is created on the CPU
         encoder.load_state_dict(state)  # DGI's constructor re-initialises the encoder: undo
         optimizer = torch.optim.Adam(dgi.parameters(), lr=lr)
         was_training = encoder.training

@@ -10,11 +10,14 @@ shuffled as torch_geometric's DataLoader does and cut from the split collated on
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch_geometric.data import Dataset
 from torch_geometric.loader import DataLoader
 
 from graphnetz.data.splits import random_node_split
@@ -35,7 +38,7 @@ def graph_split(dataset, seed: int, split: dict | None) -> tuple[dict[str, list]
             raise ValueError(
                 f"a canonical graph split needs keys {list(SPLITS)}; missing {missing}"
             )
-        return {s: list(dataset[s]) for s in SPLITS}, {"split": "canonical"}
+        return {s: _own_graphs(dataset[s]) for s in SPLITS}, {"split": "canonical"}
     split = split or {}
     kind = split.get("type", "random")
     if kind != "random":
@@ -45,7 +48,7 @@ def graph_split(dataset, seed: int, split: dict | None) -> tuple[dict[str, list]
         )
     train_frac, val_frac = split.get("train", 0.8), split.get("val", 0.1)
     masks = random_node_split(len(dataset), seed, train_frac, val_frac)
-    graphs = list(dataset)
+    graphs = _own_graphs(dataset)
     parts = {
         s: [graphs[i] for i in m.nonzero().view(-1).tolist()]
         for s, m in zip(SPLITS, masks, strict=True)
@@ -53,6 +56,15 @@ def graph_split(dataset, seed: int, split: dict | None) -> tuple[dict[str, list]
     return parts, {
         "split": f"random {train_frac:g}/{val_frac:g}/{1 - train_frac - val_frac:g} (seed {seed})"
     }
+
+
+def _own_graphs(graphs: Iterable) -> list:
+    """The run's own graph objects: Lightning moves a split to a GPU by each graph's
+    ``.to``, which PyG does in place, so a plain list from the process's dataset cache
+    must not hand over the cached objects (a PyG ``Dataset`` returns copies already)."""
+    if isinstance(graphs, Dataset):
+        return list(graphs)
+    return [copy.copy(g) for g in graphs]
 
 
 class GraphLevelTask(MiniBatchSteps, GraphTask):

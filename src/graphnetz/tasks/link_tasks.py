@@ -114,30 +114,44 @@ def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, d
 
 
 class TripleIndex:
-    """Known triples sorted by (entity, relation) key, to filter rankings without a loop."""
+    """Known triples sorted by (entity, relation) key, to filter rankings without a loop.
+
+    A graph attribute that is not a tensor, so moving the graph to a GPU leaves it where
+    it was built: :meth:`answers` answers on the device of its query, keeping one copy of
+    the index per device it was asked on."""
 
     def __init__(self, query: Tensor, relation: Tensor, answer: Tensor, num_relations: int):
         key = query * num_relations + relation
         self.key, order = key.sort()
         self.answer = answer[order]
         self.num_relations = num_relations
+        self._copies = {self.key.device: (self.key, self.answer)}
 
     def answers(self, query: Tensor, relation: Tensor) -> tuple[Tensor, Tensor]:
         """(row, answer) pairs: every known answer of each (query, relation) row."""
+        sorted_keys, sorted_answers = self._on(query.device)
         key = query * self.num_relations + relation
-        lo = torch.searchsorted(self.key, key)
-        hi = torch.searchsorted(self.key, key, right=True)
+        lo = torch.searchsorted(sorted_keys, key)
+        hi = torch.searchsorted(sorted_keys, key, right=True)
         counts = hi - lo
-        rows = torch.repeat_interleave(torch.arange(len(key)), counts)
+        rows = torch.repeat_interleave(torch.arange(len(key), device=key.device), counts)
         starts = torch.repeat_interleave(lo - torch.cumsum(counts, 0) + counts, counts)
-        return rows, self.answer[starts + torch.arange(int(counts.sum()))]
+        within = torch.arange(int(counts.sum()), device=key.device)
+        return rows, sorted_answers[starts + within]
+
+    def _on(self, device: torch.device) -> tuple[Tensor, Tensor]:
+        if device not in self._copies:
+            self._copies[device] = (self.key.to(device), self.answer.to(device))
+        return self._copies[device]
 
 
 def corrupt(triples: Tensor, num_nodes: int, generator: torch.Generator | None = None) -> Tensor:
-    """Replace the head or the tail (each with probability 1/2) by a uniform entity."""
+    """Replace the head or the tail (each with probability 1/2) by a uniform entity, drawn
+    on the triples' device (``generator``, if given, must be of that device)."""
     heads, tails = triples[0].clone(), triples[1].clone()
-    random = torch.randint(num_nodes, (triples.size(1),), generator=generator)
-    side = torch.rand(triples.size(1), generator=generator) < 0.5
+    size, device = (triples.size(1),), triples.device
+    random = torch.randint(num_nodes, size, generator=generator, device=device)
+    side = torch.rand(size, generator=generator, device=device) < 0.5
     heads[side], tails[~side] = random[side], random[~side]
     return torch.stack([heads, tails])
 

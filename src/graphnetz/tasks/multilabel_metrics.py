@@ -124,7 +124,8 @@ def _top_k(probs: Tensor, target: Tensor, labelled: Tensor) -> Tensor:
     probs = probs.masked_fill(~labelled, -math.inf)
     order = probs.argsort(dim=1, descending=True, stable=True)
     rank = torch.empty_like(order)
-    rank.scatter_(1, order, torch.arange(probs.size(1)).expand_as(order).contiguous())
+    positions = torch.arange(probs.size(1), device=probs.device)
+    rank.scatter_(1, order, positions.expand_as(order).contiguous())
     return (rank < target.sum(1, keepdim=True)).long()
 
 
@@ -162,7 +163,8 @@ def _ranked_columns(scores: Tensor, truth: Tensor) -> tuple[Tensor, Tensor]:
     scores, truth = scores.t().contiguous(), truth.t().contiguous()
     n = scores.size(1)
     ranked, order = scores.sort(dim=1, descending=True)  # order inside a tie: irrelevant
-    y = truth.gather(1, order).double()
+    hits = truth.gather(1, order)  # 0/1 integers
+    y = hits.double()
     position = torch.arange(n, device=scores.device).expand_as(ranked)
     new_value = torch.ones_like(ranked, dtype=torch.bool)
     new_value[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
@@ -170,7 +172,9 @@ def _ranked_columns(scores: Tensor, truth: Tensor) -> tuple[Tensor, Tensor]:
     last_of_group[:, :-1] = new_value[:, 1:]
     group_start = torch.where(new_value, position, 0).cummax(dim=1).values
     group_end = torch.where(last_of_group, position, n).flip(1).cummin(dim=1).values.flip(1)
-    tp_through = y.cumsum(1)
+    # counted in integers: exact as in float64, and a CUDA float cumsum has no
+    # deterministic kernel (torch refuses it in deterministic runs)
+    tp_through = hits.cumsum(1).double()
     positives = tp_through[:, -1] if n else y.sum(1)
     negatives = n - positives
     tp_at_end = tp_through.gather(1, group_end)
