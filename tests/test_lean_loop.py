@@ -159,3 +159,30 @@ def test_a_killed_run_resumes_in_the_loop_that_wrote_its_checkpoint(
     assert resumed.resumed["from_epoch"] == 3
     assert bool(lean_fits) == lean_written
     assert resumed.history == whole.history and resumed.metrics == whole.metrics
+
+
+def test_a_lean_checkpoint_that_lightning_would_resume_starts_the_run_over(
+    make_cfg, tmp_path, monkeypatch, caplog
+):
+    """Lightning's loop cannot read the lean loop's checkpoint (a run started on a CPU
+    host, resumed where a GPU makes ``accelerator=auto`` pick Lightning): the run says so
+    and starts over, reaching the uninterrupted result, not a KeyError."""
+    common = ["dataset=karate", "model=gcn", *TINY, "trainer.max_epochs=6", "resume=true"]
+    whole, _ = _run(make_cfg, tmp_path / "whole", *common, "checkpoint_every_s=null")
+    run_dir = tmp_path / "cut"
+    with monkeypatch.context() as patch:
+
+        def die_at_epoch_3(self, trainer, module):
+            if trainer.current_epoch == 3:
+                raise Killed
+
+        patch.setattr(PeriodicCheckpoint, "on_train_epoch_start", die_at_epoch_3)
+        with pytest.raises(Killed):
+            run_experiment(make_cfg(*common, "checkpoint_every_s=0"), run_dir)
+    assert lean_loop.is_lean_checkpoint(run_dir / CHECKPOINT_NAME)
+    again = make_cfg(*common, "checkpoint_every_s=0", "fit_loop=lightning")
+    record, _ = _run(lambda *_: again, run_dir)
+    assert "written by the lean CPU loop" in caplog.text and "starting the run over" in caplog.text
+    assert record.resumed is None
+    assert record.history == whole.history and record.metrics == whole.metrics
+    assert not (run_dir / CHECKPOINT_NAME).exists()

@@ -32,7 +32,7 @@ from graphnetz.training.allocator import keep_freed_memory
 from graphnetz.training.build import ModelFactory, build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing
 from graphnetz.training.facts import dataset_facts
-from graphnetz.training.lean_loop import LeanLoop, lean_fit_refusal
+from graphnetz.training.lean_loop import LeanLoop, is_lean_checkpoint, lean_fit_refusal
 from graphnetz.training.pairing import pairing_fingerprint
 from graphnetz.training.resolve import RunSpec
 from graphnetz.training.seeding import seed_everything
@@ -118,6 +118,12 @@ def build_run(
     return Built(data, model, module, pairing)
 
 
+class UnresumableCheckpoint(RuntimeError):
+    """The run's checkpoint cannot be resumed by the loop this run needs (raised before
+    any training): a lean-loop checkpoint where Lightning's loop must run, e.g. a run
+    started on a CPU host and resumed where a GPU makes ``accelerator=auto`` pick it."""
+
+
 def train_and_evaluate(
     spec: RunSpec,
     ckpt: Checkpointing | None = None,
@@ -168,6 +174,11 @@ def _fit(spec: RunSpec, module: GraphTask, loader: Any, ckpt: Checkpointing) -> 
         LeanLoop(**settings, callbacks=ckpt.callbacks).fit(module, loader, ckpt.resume_from)
         return
     log.debug("%s: Lightning's fit loop (%s)", spec.label, refusal)
+    if ckpt.resume_from is not None and is_lean_checkpoint(ckpt.resume_from):
+        raise UnresumableCheckpoint(
+            f"{ckpt.resume_from} was written by the lean CPU loop, and this run needs "
+            f"Lightning's loop ({refusal}), which cannot resume it"
+        )
     from graphnetz.training.lightning_task import LightningCallback, fit_with_lightning
 
     callbacks = [LightningCallback(c) for c in ckpt.callbacks or []] or None

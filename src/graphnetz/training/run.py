@@ -33,7 +33,12 @@ from graphnetz.training.allocator import release_freed_memory
 from graphnetz.training.build import ModelFactory
 from graphnetz.training.checkpoint import Checkpointing, checkpointing, discard_checkpoint
 from graphnetz.training.divergence import divergence
-from graphnetz.training.pipeline import Skipped, Trained, train_and_evaluate
+from graphnetz.training.pipeline import (
+    Skipped,
+    Trained,
+    UnresumableCheckpoint,
+    train_and_evaluate,
+)
 from graphnetz.training.provenance import library_versions
 from graphnetz.training.resolve import RunSpec, composed_identity, resolve_run
 from graphnetz.training.stacked import take as stacked_result
@@ -99,7 +104,13 @@ def run_experiment(
     ckpt = Checkpointing()
     try:
         ckpt = checkpointing(spec, run_dir, start)
-        outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
+        try:
+            outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
+        except UnresumableCheckpoint as err:
+            log.warning("%s: %s; starting the run over", spec.label, err)
+            discard_checkpoint(run_dir)
+            ckpt = checkpointing(spec, run_dir, start)
+            outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
     except Exception as err:  # a failed run is a result, never the end of the sweep
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
