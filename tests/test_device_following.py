@@ -5,6 +5,7 @@ records every tensor factory called without ``device=`` (and every floating-poin
 ``cumsum``, which has no deterministic CUDA kernel) while the functions run."""
 
 import math
+import os
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -73,3 +74,19 @@ def test_a_graph_split_hands_over_its_own_graph_objects():
         g.apply(lambda t: t.double() if t.is_floating_point() else t)  # as .to(device) would
     assert all(g.x.dtype == torch.float32 for g in graphs)
     assert sum(len(p) for p in parts.values()) == len(graphs)
+
+
+def test_the_gpu_question_is_asked_through_nvml_so_forked_workers_can_use_cuda(monkeypatch):
+    """The pool launcher asks before it forks: torch's own check would initialise the
+    CUDA driver in the launching process and leave every forked worker unable to."""
+    from graphnetz.training import accelerators, lean_loop
+
+    seen = []
+    monkeypatch.delenv(accelerators.NVML_CHECK, raising=False)
+    monkeypatch.setattr(
+        torch.cuda,
+        "is_available",
+        lambda: seen.append(os.environ.get(accelerators.NVML_CHECK)) or False,
+    )
+    assert lean_loop.lean_trainer_refusal({"accelerator": "auto", "max_epochs": 1}) is None
+    assert seen == ["1"]

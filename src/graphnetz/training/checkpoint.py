@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from graphnetz.atomic import abandoned_temp_files, create_temp
+from graphnetz.training.accelerators import cuda_available
 from graphnetz.training.provenance import SOURCE_REVISION
 from graphnetz.training.resolve import RunSpec, result_config
 
@@ -44,7 +45,7 @@ def rng_state() -> dict[str, Any]:
         "numpy": (kind, keys.tolist(), int(pos), int(has_gauss), float(cached)),
         "python": random.getstate(),
     }
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if cuda_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
@@ -54,7 +55,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
     kind, keys, pos, has_gauss, cached = state["numpy"]
     np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
     random.setstate(state["python"])
-    if "cuda" in state and torch.cuda.is_available():
+    if "cuda" in state and cuda_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
 

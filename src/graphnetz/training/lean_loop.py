@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from graphnetz.tasks.base import GraphTask
+from graphnetz.training.accelerators import accelerator_available
 from graphnetz.training.checkpoint import PeriodicCheckpoint
 
 #: Trainer settings the lean loop reproduces, with the values it accepts (None: any).
@@ -92,13 +93,9 @@ def lean_trainer_refusal(trainer_cfg: Mapping[str, Any]) -> str | None:
         value = trainer_cfg.get(key, 1)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             return f"trainer.{key}={value!r} is not a positive integer"
-    if trainer_cfg.get("accelerator", "auto") == "auto" and _accelerator_available():
+    if trainer_cfg.get("accelerator", "auto") == "auto" and accelerator_available():
         return "trainer.accelerator=auto and an accelerator is available"
     return None
-
-
-def _accelerator_available() -> bool:
-    return torch.cuda.is_available() or torch.backends.mps.is_available()
 
 
 def is_lean_checkpoint(path: str | Path) -> bool:

@@ -225,8 +225,10 @@ def _check_accelerator(accelerator: Any) -> None:
         return
     import torch
 
+    from graphnetz.training.accelerators import cuda_available
+
     name = accelerator.lower()
-    cuda = name in ("gpu", "cuda") and torch.cuda.is_available()
+    cuda = name in ("gpu", "cuda") and cuda_available()
     mps = name in ("gpu", "mps") and torch.backends.mps.is_available()
     if not (cuda or mps):
         raise ConfigError(
