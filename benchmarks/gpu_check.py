@@ -10,7 +10,9 @@ classification (a small synthetic set of cycles, stars and paths), each run twic
 stops on an operation torch has no deterministic CUDA kernel for, the case is run again
 with ``trainer.deterministic=warn`` and the line says so. Printed per case: status, the
 two runs' test metrics (equal or not), wall time of one run and the peak GPU memory it
-allocated (0 would mean the run never reached the GPU).
+allocated (0 would mean the run never reached the GPU). Last, without ``--only``, a
+four-run Karate sweep through ``train.py -m`` and the default pool launcher (two forked
+workers), which must find CUDA usable in its workers.
 
     python benchmarks/gpu_check.py --mirror ../shared/data [--epochs 2] [--out DIR]
     python benchmarks/gpu_check.py --mirror ../shared/data --accelerator cpu   # the plumbing
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +42,7 @@ from torch_geometric.data import Data
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.training.run import run_experiment
 
+ROOT = Path(__file__).resolve().parents[1]
 #: (what it checks, overrides); ``load`` marks the case whose data the script builds.
 CASES = [
     ("node_cls", ["dataset=cora", "model=gcn"]),
@@ -134,6 +138,49 @@ def check_case(what: str, overrides: list[str], args, root: Path) -> dict:
     }
 
 
+def show(i: int, r: dict) -> None:
+    metric = ", ".join(f"{k} {v:.3f}" for k, v in list(r["test"].items())[:2])
+    print(
+        f"[{i:2d}] {r['case']:22s} {' '.join(r['overrides'][:2]):30s} "
+        f"{r['status']:7s} deterministic={r['deterministic']:4s} "
+        f"repeatable={str(r['repeatable']):5s} {r['wall_s']:6.1f} s "
+        f"GPU peak {r['gpu_peak_mb']:8.1f} MB  {metric}"
+        + (f"\n      {r['reason']}" if r["reason"] else ""),
+        flush=True,
+    )
+
+
+def check_pool_sweep(args, root: Path) -> dict:
+    """A small sweep through ``train.py -m`` and the default pool launcher (two forked
+    workers): the launching process must leave CUDA to the workers."""
+    sweep_dir = root / "sweep"
+    cmd = [
+        sys.executable, str(ROOT / "train.py"), "-m", "dataset=karate", "model=gcn,gat",
+        "seed=0,1", f"trainer.accelerator={args.accelerator}", f"trainer.max_epochs={args.epochs}",
+        "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep_dir}",
+        f"paths.data_dir={root / 'data'}", f"paths.data_mirror={Path(args.mirror).resolve()}",
+    ]  # fmt: skip
+    if args.accelerator == "cpu":
+        cmd.append("+trainer.benchmark=false")
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    records = [json.loads(p.read_text()) for p in sorted(sweep_dir.rglob("result.json"))]
+    failed = [r.get("reason") for r in records if r.get("status") != "ok"]
+    ok = done.returncode == 0 and len(records) == 4 and not failed
+    reason = None if ok else (failed[0] if failed else done.stderr[-300:] or "no records")
+    return {
+        "case": "pool sweep (fork)",
+        "overrides": ["dataset=karate", "model=gcn,gat", "seed=0,1"],
+        "status": "ok" if ok else "failed",
+        "reason": None if reason is None else str(reason).splitlines()[0][:300],
+        "deterministic": "true",
+        "repeatable": None,
+        "test": {},
+        "wall_s": round(time.perf_counter() - start, 2),
+        "gpu_peak_mb": float("nan"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -159,15 +206,10 @@ def main() -> None:
             what, overrides = CASES[i]
             r = check_case(what, overrides, args, Path(tmp))
             results.append(r)
-            metric = ", ".join(f"{k} {v:.3f}" for k, v in list(r["test"].items())[:2])
-            print(
-                f"[{i:2d}] {what:22s} {' '.join(o for o in r['overrides'][:2]):30s} "
-                f"{r['status']:7s} deterministic={r['deterministic']:4s} "
-                f"repeatable={str(r['repeatable']):5s} {r['wall_s']:6.1f} s "
-                f"GPU peak {r['gpu_peak_mb']:8.1f} MB  {metric}"
-                + (f"\n      {r['reason']}" if r["reason"] else ""),
-                flush=True,
-            )
+            show(i, r)
+        if args.only is None:
+            results.append(check_pool_sweep(args, Path(tmp)))
+            show(len(CASES), results[-1])
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         summary = {"torch": torch.__version__, "device": device, "cases": results}
