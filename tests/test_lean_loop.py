@@ -183,6 +183,6 @@ def test_a_lean_checkpoint_that_lightning_would_resume_starts_the_run_over(
     again = make_cfg(*common, "checkpoint_every_s=0", "fit_loop=lightning")
     record, _ = _run(lambda *_: again, run_dir)
     assert "written by the lean CPU loop" in caplog.text and "starting the run over" in caplog.text
-    assert record.resumed is None
+    assert record.resumed["from_epoch"] == 0
+    assert "written by the lean CPU loop" in record.resumed["restarted"]
     assert record.history == whole.history and record.metrics == whole.metrics
-    assert not (run_dir / CHECKPOINT_NAME).exists()

@@ -60,7 +60,8 @@ def infer_direction(metric: str) -> str:
 class RunRecord:
     """What one run did and measured. ``metrics`` maps split -> metric name -> value at the
     selected epoch; ``history`` has one row per evaluated epoch; ``data`` describes the
-    split; ``resumed`` (or None) says from which epoch an interrupted run continued;
+    split; ``resumed`` (or None) says from which epoch an interrupted run continued
+    (``restarted``: why it started over instead);
     ``pairing`` (or None, as in records written before it) fingerprints what a paired
     comparison with another model's run of the same seed assumes is shared."""
 

@@ -101,21 +101,35 @@ def run_experiment(
         record = replace(record, stacked=share, wall_time_s=share["wall_time_s"])
         release_freed_memory()
         return _finish(record, run_dir)
-    ckpt = Checkpointing()
+    ckpt, resumed = Checkpointing(), None
     try:
         ckpt = checkpointing(spec, run_dir, start)
-        try:
-            outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
-        except UnresumableCheckpoint as err:
-            log.warning("%s: %s; starting the run over", spec.label, err)
+        resumed = ckpt.resumed
+        restart = _train(spec, ckpt, load_data, model_factory)
+        if isinstance(restart, UnresumableCheckpoint):  # before any training: start over
+            log.warning("%s: %s; starting the run over", spec.label, restart)
             discard_checkpoint(run_dir)
             ckpt = checkpointing(spec, run_dir, start)
+            resumed = {"from_epoch": 0, "restarted": str(restart)}
             outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
+        else:
+            outcome = restart
     except Exception as err:  # a failed run is a result, never the end of the sweep
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
     release_freed_memory()  # the next run in this process starts without this one's heap
-    return _finish(_record(spec, outcome, ckpt.resumed, run_dir, start), run_dir)
+    return _finish(_record(spec, outcome, resumed, run_dir, start), run_dir)
+
+
+def _train(spec, ckpt, load_data, model_factory) -> Trained | Skipped | UnresumableCheckpoint:
+    """:func:`train_and_evaluate`, or the checkpoint it could not resume, returned once
+    this attempt's data and model are out of scope (not held through a second attempt
+    by the exception's frames)."""
+    try:
+        return train_and_evaluate(spec, ckpt, load_data, model_factory)
+    except UnresumableCheckpoint as err:
+        err.__traceback__ = None
+        return err
 
 
 def record_failure(cfg: DictConfig, run_dir: str | Path, err: Exception) -> RunRecord:
