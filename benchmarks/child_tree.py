@@ -18,8 +18,9 @@ def run_in_tree(script: str, args: list[str], src: str | None, **env: str) -> di
     ``PYTHONPATH`` and ``env`` added; the child's last stdout line parsed as JSON, or exit
     with its stderr. Folders already on ``PYTHONPATH`` (packages installed with
     ``--target``, say) stay after it."""
-    path = [src or THIS_TREE, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path), **env)
+    before = os.environ.get("PYTHONPATH")
+    path = src or THIS_TREE if not before else f"{src or THIS_TREE}{os.pathsep}{before}"
+    environ = dict(os.environ, PYTHONPATH=path, **env)
     out = subprocess.run(
         [sys.executable, script, *args], env=environ, capture_output=True, text=True, check=False
     )

@@ -10,9 +10,10 @@ classification (a small synthetic set of cycles, stars and paths), each run twic
 stops on an operation torch has no deterministic CUDA kernel for, the case is run again
 with ``trainer.deterministic=warn`` and the line says so. Printed per case: status, the
 two runs' test metrics (equal or not), wall time of one run and the peak GPU memory it
-allocated (0 would mean the run never reached the GPU). Last, without ``--only``, a
-four-run Karate sweep through ``train.py -m`` and the default pool launcher (two forked
-workers), which must find CUDA usable in its workers.
+allocated (none fails the case: the run never reached the GPU); runs under
+``deterministic=true`` that differ fail it too. Last (case 14), a four-run Karate sweep
+through ``train.py -m`` and the default pool launcher (two forked workers), which must
+find CUDA usable in its workers.
 
     python benchmarks/gpu_check.py --mirror ../shared/data [--epochs 2] [--out DIR]
     python benchmarks/gpu_check.py --mirror ../shared/data --accelerator cpu   # the plumbing
@@ -21,7 +22,8 @@ workers), which must find CUDA usable in its workers.
 
 The raw files it reads: Planetoid/Cora, TUDataset/MUTAG, WordNet18RR and MLGNC/pcg* of
 the mirror (``benchmarks/gpu_stage.py`` copies them, with the wheels a stock PyTorch image
-lacks, for a GPU machine without network). Exits 1 if any case failed.
+lacks, for a GPU machine without network). Exits 1 if any case failed; ``--out`` keeps
+``gpu_check.json`` up to date after every case.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ from pathlib import Path
 
 import torch
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 from torch_geometric.data import Data
 
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.training.lean_loop import lean_trainer_refusal
 from graphnetz.training.run import run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +64,8 @@ CASES = [
     ("ml_node_cls", ["dataset=pcg", "model=sage_sampled"]),
     ("ml_graph_cls", ["dataset=peptides_func", "model=gin", "load"]),
 ]
+#: the last case: a sweep through ``train.py -m`` and the pool launcher
+POOL_SWEEP = ["dataset=karate", "model=gcn,gat", "seed=0,1"]
 
 
 def shapes(num_graphs: int = 60) -> list[Data]:
@@ -100,15 +106,25 @@ def configure(overrides: list[str], args, root: Path, deterministic: str):
 
 def one_run(overrides: list[str], load, args, root: Path, deterministic: str, tag: str):
     """The record of one run, its wall time and the peak GPU memory it allocated (MB)."""
-    gpu = torch.cuda.is_available()
+    gpu = args.accelerator == "gpu"
     if gpu:
         torch.cuda.reset_peak_memory_stats()
     cfg = configure(overrides, args, root, deterministic)
+    loop = lean_trainer_refusal(OmegaConf.to_container(cfg.trainer, resolve=True))
     start = time.perf_counter()
     record = run_experiment(cfg, root / "runs" / tag, load_data=load)
     seconds = time.perf_counter() - start
-    peak = torch.cuda.max_memory_allocated() / 2**20 if gpu else float("nan")
-    return record, seconds, peak
+    peak = torch.cuda.max_memory_allocated() / 2**20 if gpu else math.nan
+    return record, seconds, peak, "lean" if loop is None else "lightning"
+
+
+def same_metrics(a: dict, b: dict) -> bool:
+    """Equal test metrics, NaN equal to NaN (a metric undefined on both runs)."""
+    return (
+        bool(a)
+        and a.keys() == b.keys()
+        and all(a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])) for k in a)
+    )
 
 
 def check_case(what: str, overrides: list[str], args, root: Path) -> dict:
@@ -117,24 +133,49 @@ def check_case(what: str, overrides: list[str], args, root: Path) -> dict:
     tag = "_".join(o.split("=")[1] for o in overrides[:2])
     mode, runs = "true", []
     for repeat in range(2):
-        record, seconds, peak = one_run(overrides, load, args, root, mode, f"{tag}_{repeat}")
-        if repeat == 0 and record.status != "ok" and "determinis" in str(record.reason):
+        run = one_run(overrides, load, args, root, mode, f"{tag}_{repeat}")
+        if repeat == 0 and run[0].status != "ok" and "determinis" in str(run[0].reason):
             mode = "warn"  # torch lacks a deterministic CUDA kernel for one of its ops
-            record, seconds, peak = one_run(overrides, load, args, root, mode, f"{tag}_w")
-        runs.append((record, seconds, peak))
-    (first, seconds, peak), (second, _, _) = runs
-    test_first = first.metrics.get("test", {}) if first.status == "ok" else {}
-    test_second = second.metrics.get("test", {}) if second.status == "ok" else {}
+            run = one_run(overrides, load, args, root, mode, f"{tag}_w")
+        runs.append(run)
+    (first, seconds, peak, loop), (second, *_) = runs
+    tests = [r.metrics.get("test", {}) if r.status == "ok" else {} for r in (first, second)]
+    failed = next((r for r in (first, second) if r.status != "ok"), None)
+    status = "ok" if failed is None else failed.status
+    if status == "ok" and args.accelerator == "gpu" and not peak > 0:
+        status, reason = "failed", "no GPU memory allocated: the run did not reach the GPU"
+    else:
+        reason = None if failed is None else str(failed.reason).splitlines()[0][:300]
+    repeatable = same_metrics(*tests)
+    if status == "ok" and mode == "true" and not repeatable:
+        status, reason = "failed", f"deterministic runs differ: {tests[0]} vs {tests[1]}"
     return {
         "case": what,
         "overrides": overrides,
-        "status": first.status if first.status == second.status else "differs",
-        "reason": None if first.status == "ok" else str(first.reason).splitlines()[0][:300],
+        "status": status,
+        "reason": reason,
         "deterministic": mode,
-        "repeatable": test_first == test_second and bool(test_first),
-        "test": test_first,
+        "repeatable": repeatable,
+        "loop": loop,
+        "test": tests[0],
         "wall_s": round(seconds, 2),
         "gpu_peak_mb": round(peak, 1),
+    }
+
+
+def failed_case(what: str, overrides: list[str], err: Exception) -> dict:
+    """A case that stopped before it had a record (a config that does not compose...)."""
+    return {
+        "case": what,
+        "overrides": overrides,
+        "status": "failed",
+        "reason": f"{type(err).__name__}: {err}".splitlines()[0][:300],
+        "deterministic": "-",
+        "repeatable": None,
+        "loop": None,
+        "test": {},
+        "wall_s": math.nan,
+        "gpu_peak_mb": math.nan,
     }
 
 
@@ -155,8 +196,8 @@ def check_pool_sweep(args, root: Path) -> dict:
     workers): the launching process must leave CUDA to the workers."""
     sweep_dir = root / "sweep"
     cmd = [
-        sys.executable, str(ROOT / "train.py"), "-m", "dataset=karate", "model=gcn,gat",
-        "seed=0,1", f"trainer.accelerator={args.accelerator}", f"trainer.max_epochs={args.epochs}",
+        sys.executable, str(ROOT / "train.py"), "-m", *POOL_SWEEP,
+        f"trainer.accelerator={args.accelerator}", f"trainer.max_epochs={args.epochs}",
         "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep_dir}",
         f"paths.data_dir={root / 'data'}", f"paths.data_mirror={Path(args.mirror).resolve()}",
     ]  # fmt: skip
@@ -167,18 +208,38 @@ def check_pool_sweep(args, root: Path) -> dict:
     records = [json.loads(p.read_text()) for p in sorted(sweep_dir.rglob("result.json"))]
     failed = [r.get("reason") for r in records if r.get("status") != "ok"]
     ok = done.returncode == 0 and len(records) == 4 and not failed
-    reason = None if ok else (failed[0] if failed else done.stderr[-300:] or "no records")
+    reason = None
+    if not ok:
+        errors = [line for line in done.stderr.splitlines() if "Error" in line]
+        reason = failed[0] if failed else (errors or [f"{len(records)} of 4 records"])[-1]
     return {
         "case": "pool sweep (fork)",
-        "overrides": ["dataset=karate", "model=gcn,gat", "seed=0,1"],
+        "overrides": POOL_SWEEP,
         "status": "ok" if ok else "failed",
         "reason": None if reason is None else str(reason).splitlines()[0][:300],
+        "stderr_tail": None if ok else done.stderr[-3000:],
         "deterministic": "true",
         "repeatable": None,
+        "loop": "lightning",  # a GPU run, or +trainer.benchmark on the CPU
         "test": {},
         "wall_s": round(time.perf_counter() - start, 2),
-        "gpu_peak_mb": float("nan"),
+        "gpu_peak_mb": math.nan,
     }
+
+
+def chosen_cases(only: str | None, parser: argparse.ArgumentParser) -> list[int]:
+    """Case numbers from ``--only`` (the pool sweep is number ``len(CASES)``)."""
+    last = len(CASES)
+    if only is None:
+        return list(range(last + 1))
+    try:
+        picked = [int(part) for part in only.split(",")]
+    except ValueError:
+        parser.error(f"--only takes case numbers 0-{last} separated by commas, got {only!r}")
+    wrong = [i for i in picked if not 0 <= i <= last]
+    if wrong:
+        parser.error(f"--only: no case {wrong[0]}; the cases are 0-{last}")
+    return picked
 
 
 def main() -> None:
@@ -188,8 +249,8 @@ def main() -> None:
     parser.add_argument("--mirror", required=True, help="raw-data mirror, e.g. ../shared/data")
     parser.add_argument("--accelerator", default="gpu", choices=["gpu", "cpu"])
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--only", default=None, help="comma-separated case numbers (from 0)")
-    parser.add_argument("--out", default=None, help="folder for gpu_check.json")
+    parser.add_argument("--only", default=None, help=f"case numbers 0-{len(CASES)}, e.g. 0,13")
+    parser.add_argument("--out", default=None, help="folder for gpu_check.json (after each case)")
     args = parser.parse_args()
     if args.accelerator == "gpu" and not torch.cuda.is_available():
         parser.error(
@@ -197,26 +258,35 @@ def main() -> None:
         )
     if args.epochs < 1:
         parser.error(f"--epochs must be >= 1, got {args.epochs}")
-    chosen = range(len(CASES)) if args.only is None else [int(i) for i in args.only.split(",")]
+    if not Path(args.mirror).is_dir():
+        parser.error(f"--mirror {args.mirror}: no such folder")
+    chosen = chosen_cases(args.only, parser)
     device = torch.cuda.get_device_name() if args.accelerator == "gpu" else "cpu"
     print(f"torch {torch.__version__}, {device}, {args.epochs} epochs per run", flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
         for i in chosen:
-            what, overrides = CASES[i]
-            r = check_case(what, overrides, args, Path(tmp))
+            if i == len(CASES):
+                r = check_pool_sweep(args, Path(tmp))
+            else:
+                what, overrides = CASES[i]
+                try:
+                    r = check_case(what, overrides, args, Path(tmp))
+                except Exception as err:  # noqa: BLE001 - reported, the other cases run on
+                    r = failed_case(what, overrides, err)
             results.append(r)
             show(i, r)
-        if args.only is None:
-            results.append(check_pool_sweep(args, Path(tmp)))
-            show(len(CASES), results[-1])
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        summary = {"torch": torch.__version__, "device": device, "cases": results}
-        (Path(args.out) / "gpu_check.json").write_text(json.dumps(summary, indent=1))
+            if args.out:
+                write_summary(Path(args.out), device, results)
     failed = [r["case"] for r in results if r["status"] != "ok"]
     print(f"{len(results) - len(failed)} of {len(results)} cases ran", flush=True)
     sys.exit(1 if failed else 0)
+
+
+def write_summary(out: Path, device: str, results: list[dict]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {"torch": torch.__version__, "device": device, "cases": results}
+    (out / "gpu_check.json").write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 RAW = [
     "SHA256SUMS",
     "Planetoid/Cora",
@@ -40,9 +41,15 @@ SOURCE_ONLY = ["antlr4-python3-runtime"]  # PyPI has an sdist only: built into a
 
 
 def installed_version(name: str) -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return version(name)
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        raise SystemExit(
+            f"{name} is not installed here; install graphnetz's requirements first "
+            "(its wheels are pinned to the versions this environment runs)"
+        ) from None
 
 
 def copy_raw(mirror: Path, dest: Path) -> int:
@@ -83,10 +90,14 @@ def main() -> None:
     parser.add_argument("--dest", default=".gpu_stage", help="folder to fill (data/, wheels/)")
     parser.add_argument("--python", default="3.12", help="the GPU machine's Python version")
     args = parser.parse_args()
-    dest = Path(args.dest)
+    dest = Path(args.dest).resolve()
     size = copy_raw(Path(args.mirror), dest / "data")
     wheels = fetch_wheels(dest / "wheels", args.python)
     print(f"{dest / 'data'}: {size / 2**20:.1f} MB of raw files; {dest / 'wheels'}: {wheels}")
+    if dest.is_relative_to(ROOT):  # the commands below run from the repository root
+        dest = dest.relative_to(ROOT)
+    else:
+        print(f"(carry {dest} to the same path on the GPU machine)")
     print("On the GPU machine, from the repository root:")
     print(
         f"  python3 -m pip install -q --no-index --no-deps --target /tmp/site {dest}/wheels/*.whl\n"

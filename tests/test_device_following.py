@@ -82,7 +82,8 @@ def test_the_gpu_question_is_asked_through_nvml_so_forked_workers_can_use_cuda(m
     from graphnetz.training import accelerators, lean_loop
 
     seen = []
-    monkeypatch.delenv(accelerators.NVML_CHECK, raising=False)
+    monkeypatch.setenv(accelerators.NVML_CHECK, "0")  # restored after the test
+    monkeypatch.delenv(accelerators.NVML_CHECK)
     monkeypatch.setattr(
         torch.cuda,
         "is_available",

@@ -24,11 +24,21 @@ def test_gpu_check_runs_its_cases_through_lightning_on_the_cpu(mirror, tmp_path)
     assert [c["case"] for c in cases] == ["node_cls", "ml_graph_cls"]
     for case in cases:
         assert case["status"] == "ok" and case["repeatable"] and case["deterministic"] == "true"
+        assert case["loop"] == "lightning"  # the loop a GPU run takes, not the lean one
         assert case["test"]  # a test metric was recorded
     assert "2 of 2 cases ran" in out.stdout
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_gpu_check_names_a_case_number_that_does_not_exist(mirror):
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--mirror", str(mirror),
+         "--accelerator", "cpu", "--only", "3,99"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2 and "no case 99; the cases are 0-14" in out.stderr
+
+
 def test_gpu_check_refuses_gpu_where_torch_sees_none(mirror):
     out = subprocess.run(
         [sys.executable, str(BENCHMARKS / "gpu_check.py"), "--mirror", str(mirror)],
