@@ -131,15 +131,13 @@ class Killed(BaseException):
     """Stands in for SIGKILL: no ``except Exception`` on the way up catches it."""
 
 
-@pytest.mark.parametrize("first_loop", ["lightning", "auto"])
-def test_a_killed_run_resumes_in_the_loop_that_wrote_its_checkpoint(
-    make_cfg, tmp_path, monkeypatch, lean_fits, first_loop
-):
-    """A checkpoint of Lightning's loop (an older version, or fit_loop=lightning) resumes
-    through Lightning under fit_loop=auto, a lean one through the lean loop; both reach
-    the uninterrupted result."""
-    common = ["dataset=karate", "model=gcn", *TINY, "trainer.max_epochs=6", "resume=true"]
-    whole, _ = _run(make_cfg, tmp_path / "whole", *common, "checkpoint_every_s=null")
+RESUMABLE = ["dataset=karate", "model=gcn", *TINY, "trainer.max_epochs=6", "resume=true"]
+
+
+def _whole_and_cut(make_cfg, tmp_path, monkeypatch, *cut_overrides):
+    """The uninterrupted run's record, and the run directory of the same run killed at
+    the start of epoch 3 with a checkpoint saved after every epoch."""
+    whole, _ = _run(make_cfg, tmp_path / "whole", *RESUMABLE, "checkpoint_every_s=null")
     run_dir = tmp_path / "cut"
     with monkeypatch.context() as patch:
 
@@ -149,13 +147,22 @@ def test_a_killed_run_resumes_in_the_loop_that_wrote_its_checkpoint(
 
         patch.setattr(PeriodicCheckpoint, "on_train_epoch_start", die_at_epoch_3)
         with pytest.raises(Killed):
-            run_experiment(
-                make_cfg(*common, "checkpoint_every_s=0", f"fit_loop={first_loop}"), run_dir
-            )
+            run_experiment(make_cfg(*RESUMABLE, "checkpoint_every_s=0", *cut_overrides), run_dir)
+    return whole, run_dir
+
+
+@pytest.mark.parametrize("first_loop", ["lightning", "auto"])
+def test_a_killed_run_resumes_in_the_loop_that_wrote_its_checkpoint(
+    make_cfg, tmp_path, monkeypatch, lean_fits, first_loop
+):
+    """A checkpoint of Lightning's loop (an older version, or fit_loop=lightning) resumes
+    through Lightning under fit_loop=auto, a lean one through the lean loop; both reach
+    the uninterrupted result."""
+    whole, run_dir = _whole_and_cut(make_cfg, tmp_path, monkeypatch, f"fit_loop={first_loop}")
     lean_written = lean_loop.is_lean_checkpoint(run_dir / CHECKPOINT_NAME)
     assert lean_written == (first_loop == "auto")
     lean_fits.clear()
-    resumed, _ = _run(make_cfg, run_dir, *common, "checkpoint_every_s=0")
+    resumed, _ = _run(make_cfg, run_dir, *RESUMABLE, "checkpoint_every_s=0")
     assert resumed.resumed["from_epoch"] == 3
     assert bool(lean_fits) == lean_written
     assert resumed.history == whole.history and resumed.metrics == whole.metrics
@@ -167,21 +174,9 @@ def test_a_lean_checkpoint_that_lightning_would_resume_starts_the_run_over(
     """Lightning's loop cannot read the lean loop's checkpoint (a run started on a CPU
     host, resumed where a GPU makes ``accelerator=auto`` pick Lightning): the run says so
     and starts over, reaching the uninterrupted result, not a KeyError."""
-    common = ["dataset=karate", "model=gcn", *TINY, "trainer.max_epochs=6", "resume=true"]
-    whole, _ = _run(make_cfg, tmp_path / "whole", *common, "checkpoint_every_s=null")
-    run_dir = tmp_path / "cut"
-    with monkeypatch.context() as patch:
-
-        def die_at_epoch_3(self, trainer, module):
-            if trainer.current_epoch == 3:
-                raise Killed
-
-        patch.setattr(PeriodicCheckpoint, "on_train_epoch_start", die_at_epoch_3)
-        with pytest.raises(Killed):
-            run_experiment(make_cfg(*common, "checkpoint_every_s=0"), run_dir)
+    whole, run_dir = _whole_and_cut(make_cfg, tmp_path, monkeypatch)
     assert lean_loop.is_lean_checkpoint(run_dir / CHECKPOINT_NAME)
-    again = make_cfg(*common, "checkpoint_every_s=0", "fit_loop=lightning")
-    record, _ = _run(lambda *_: again, run_dir)
+    record, _ = _run(make_cfg, run_dir, *RESUMABLE, "checkpoint_every_s=0", "fit_loop=lightning")
     assert "written by the lean CPU loop" in caplog.text and "starting the run over" in caplog.text
     assert record.resumed["from_epoch"] == 0
     assert "written by the lean CPU loop" in record.resumed["restarted"]
