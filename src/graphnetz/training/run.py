@@ -105,15 +105,13 @@ def run_experiment(
     try:
         ckpt = checkpointing(spec, run_dir, start)
         resumed = ckpt.resumed
-        restart = _train(spec, ckpt, load_data, model_factory)
-        if isinstance(restart, UnresumableCheckpoint):  # before any training: start over
-            log.warning("%s: %s; starting the run over", spec.label, restart)
+        outcome = _train(spec, ckpt, load_data, model_factory)
+        if isinstance(outcome, UnresumableCheckpoint):  # before any training: start over
+            log.warning("%s: %s; starting the run over", spec.label, outcome)
             discard_checkpoint(run_dir)
             ckpt = checkpointing(spec, run_dir, start)
-            resumed = {"from_epoch": 0, "restarted": str(restart)}
+            resumed = {"from_epoch": 0, "restarted": str(outcome)}
             outcome = train_and_evaluate(spec, ckpt, load_data, model_factory)
-        else:
-            outcome = restart
     except Exception as err:  # a failed run is a result, never the end of the sweep
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
