@@ -66,14 +66,14 @@ def _bias_relu_(out: Tensor, bias: Tensor, relu: bool) -> Tensor:
     tensor itself, not a view: an in-place op on a view makes autograd clone the whole
     gradient of its base in the backward pass. The same values as out of place.
     """
-    if bias is not None:
-        out.add_(bias)
+    out.add_(bias)
     return out.relu_() if relu else out
 
 
 def conv_along_stack(conv: nn.Conv1d, u: Tensor, relu: bool = False) -> Tensor:
     """``conv(u.transpose(1, 2)).transpose(1, 2)`` for ``u`` ``[n, L, C]``, in ``u``'s layout;
-    ``relu`` applies a ReLU to it in place (see :func:`_bias_relu_`).
+    ``relu`` applies a ReLU to it in place, on the kernel's output before any view of it
+    (see :func:`_bias_relu_`).
 
     Run as a 2-D convolution of height 1 on the ``[n, C, 1, L]`` view: for a contiguous
     ``u`` (stack-major, as :func:`stacked_conv` returns it) that view is channels-last,
@@ -84,12 +84,14 @@ def conv_along_stack(conv: nn.Conv1d, u: Tensor, relu: bool = False) -> Tensor:
     out = F.conv2d(
         u.transpose(1, 2).unsqueeze(2),
         conv.weight.unsqueeze(2),
-        conv.bias,  # added by the kernel
+        conv.bias,
         stride=(1, conv.stride[0]),
         padding=(0, conv.padding[0]),
         dilation=(1, conv.dilation[0]),
     )
-    return _bias_relu_(out, None, relu).squeeze(2).transpose(1, 2)
+    if relu:
+        out.relu_()
+    return out.squeeze(2).transpose(1, 2)
 
 
 def _conv1d_layout(u: Tensor) -> Tensor:
