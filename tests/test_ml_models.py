@@ -329,6 +329,16 @@ def test_lanc_on_chosen_rows_leaves_the_random_stream_where_the_full_forward_doe
     assert torch.equal(after[0], after[1])
 
 
+@pytest.mark.parametrize("empty", [torch.zeros(0, dtype=torch.long), "no rows of the mask"])
+def test_lanc_on_no_chosen_rows_gives_no_logits(ml_graph, empty):
+    if isinstance(empty, str):
+        empty = torch.zeros(ml_graph.num_nodes, dtype=torch.bool)
+    model = LANC(12, 16, 5, num_neighbors=4).train()
+    out = model(ml_graph.x, ml_graph.edge_index, output_nodes=empty)
+    assert out.shape == (0, 5)
+    out.sum().backward()  # a loss over no rows still has a graph
+
+
 def test_node_task_asks_lanc_for_the_train_rows_only(ml_graph):
     from graphnetz.tasks.node_tasks import MultiLabelNodeClassificationTask
 

@@ -196,7 +196,7 @@ class LANC(GraphModel):
         # (Σ_l α_cl U_l) · o_c == Σ_l α_cl (U_l · o_c): never materialise z [N, C, H].
         c = self.label_embedding.size(0)
         both = u.reshape(-1, u.size(-1)) @ torch.cat([self.label_embedding, self.label_out]).t()
-        scores, per_position = both.view(u.size(0), -1, 2 * c).split(c, dim=-1)  # [n, L, C] each
+        scores, per_position = both.view(*u.shape[:2], 2 * c).split(c, dim=-1)  # [n, L, C] each
         attention = (scores / u.size(-1) ** 0.5).softmax(dim=1)  # over the stack positions
         context_logit = (attention * per_position).sum(1)
         return context_logit + h @ self.label_out.t() + self.label_bias
