@@ -7,6 +7,7 @@ records every tensor factory called without ``device=`` (and every floating-poin
 import math
 import os
 
+import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 from torch_geometric.data import Data
@@ -91,3 +92,31 @@ def test_the_gpu_question_is_asked_through_nvml_so_forked_workers_can_use_cuda(m
     )
     assert lean_loop.lean_trainer_refusal({"accelerator": "auto", "max_epochs": 1}) is None
     assert seen == ["1"]
+
+
+@pytest.mark.parametrize("nvml_count", [-1, 0, 2])
+def test_where_nvml_cannot_count_a_child_process_asks_instead(monkeypatch, nvml_count):
+    """MIG UUIDs in CUDA_VISIBLE_DEVICES or no NVML library: torch would initialise the
+    driver here to answer, so a child process asks (once); where NVML counts, torch asks."""
+    from graphnetz.training import accelerators
+
+    this_machine = torch.cuda.is_available()  # what the child will find
+    monkeypatch.setenv(accelerators.NVML_CHECK, "1")
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda, "_device_count_nvml", lambda: nvml_count, raising=False)
+    asked_here, children = [], []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: asked_here.append(1) or nvml_count > 0)
+    real_run = accelerators.subprocess.run
+    monkeypatch.setattr(
+        accelerators.subprocess, "run", lambda *a, **k: children.append(a) or real_run(*a, **k)
+    )
+    accelerators._asked_in_a_child.cache_clear()
+    try:
+        answers = [accelerators.cuda_available() for _ in range(2)]
+    finally:
+        accelerators._asked_in_a_child.cache_clear()
+    if nvml_count < 0:  # the child runs this machine's real torch
+        assert answers == [this_machine] * 2 and len(children) == 1 and not asked_here
+    else:
+        assert answers == [nvml_count > 0] * 2 and len(asked_here) == 2 and not children
