@@ -209,6 +209,13 @@ def test_availability_says_generated_mirror_or_download(mirror, tmp_path):
     assert str(offline_availability(entries["mutag"], tmp_path, None)) == "yes (data dir)"
 
 
+def test_a_seeded_loader_that_reads_files_is_not_called_generated(mirror, tmp_path):
+    # hyperspheres_10_10_0 draws its edges from a seed but reads the released points
+    entry = {e.config: e for e in catalogue()}["hyperspheres_10_10_0"]
+    assert str(offline_availability(entry, tmp_path, None)) == "no (download)"
+    assert str(offline_availability(entry, tmp_path, mirror)) == "yes (mirror)"
+
+
 def test_dblp_coauthorship_has_the_edge_list_pairs_as_networkx_counts_them(
     make_cfg, mirror, data_dir
 ):

@@ -74,7 +74,9 @@ def test_edges_are_undirected_simple(loaded, name):
 def test_mirror_is_never_written(loaded):
     assert loaded["after"] == loaded["before"]
     processed = loaded["root"] / "MLGNC" / "processed"
-    assert sorted(p.name for p in processed.glob("*.pt")) == sorted(f"{n}.pt" for n in EXPECTED)
+    seeded = {"pcg", "blogcatalog", "dblp"}  # their splits may depend on split_seed
+    names = [f"{n}-split0.pt" if n in seeded else f"{n}.pt" for n in EXPECTED]
+    assert set(names) <= {p.name for p in processed.glob("*.pt")}  # later tests add seeds
 
 
 def test_overlapping_shipped_dblp_splits_are_replaced(loaded, mirror):
@@ -107,6 +109,40 @@ def test_cached_load_equals_first_load(loaded, mirror):
     for key in ("x", "edge_index", "y", "train_mask"):
         assert torch.equal(again[key], first[key])
     assert again.feature_note == first.feature_note
+
+
+def test_dblp_split_seed_gives_its_splits_whatever_the_data_dir_holds(loaded, mirror):
+    """DBLP's shipped splits overlap, so its splits come from split_seed: a data dir that
+    holds the graph built with another split_seed must not answer for this one."""
+    root = str(loaded["root"])  # holds DBLP built with split_seed=0
+    other = multilabel.load_dblp(root, mirror=str(mirror), split_seed=7)
+    expected = multilabel.random_split_masks(28702, 7, num_splits=3)
+    for key, mask in expected.items():
+        assert torch.equal(other[key], mask)
+    assert "seeds 7..9" in other.split_note
+    again = multilabel.load_dblp(root, mirror=str(mirror), split_seed=0)
+    assert torch.equal(again.train_mask, loaded["data"]["dblp"].train_mask)
+
+
+def test_a_changed_mirror_file_rebuilds_the_cached_graph(mirror, tmp_path):
+    source = mirror / "MLGNC/pcg_removed_isolated_nodes"
+    folder = tmp_path / "mirror/MLGNC/pcg_removed_isolated_nodes"
+    folder.mkdir(parents=True)
+    for f in ("features.csv", "edges_undir.csv"):
+        os.symlink(source / f, folder / f)
+    os.symlink(
+        mirror / "MLGNC/pcg_removed_isolated_nodes_0.6", folder.parent / (folder.name + "_0.6")
+    )
+    labels = pd.read_csv(source / "labels.csv", header=None)
+    labels.to_csv(folder / "labels.csv", header=False, index=False)
+    root = str(tmp_path / "data")
+    before = multilabel.load_pcg(root, mirror=str(tmp_path / "mirror"))
+    assert before.y[0].sum() < labels.shape[1]
+    labels.iloc[0] = 1  # the mirror's file is corrected
+    labels.to_csv(folder / "labels.csv", header=False, index=False)
+    after = multilabel.load_pcg(root, mirror=str(tmp_path / "mirror"))
+    assert after.y[0].sum() == labels.shape[1]
+    assert torch.equal(after.y[1:], before.y[1:])
 
 
 def test_statistics_of_large_datasets(loaded):

@@ -19,13 +19,14 @@ from .ml_synthetic import social_distance_edges
 from .multilabel import _mlgnc_splits, _read_matrix, _stage, undirected_edge_index
 
 FOLDER = "MLGNC/Hyperspheres_10_10_0"
+RAW_FILES = ("features.csv", "labels.csv")
 
 
 def load_hyperspheres(
     root: str, mirror=None, *, seed: int, alpha: float = 8.8, b: float = 0.12
 ) -> Data:
     """Released Synthetic1 points and labels with seeded social-distance edges (α, b)."""
-    folder = _stage("hyperspheres_10_10_0", root, mirror, FOLDER, ["features.csv", "labels.csv"])
+    folder = _stage("hyperspheres_10_10_0", root, mirror, FOLDER, RAW_FILES)
     x = _read_matrix(folder / "features.csv", header=0)
     y = _read_matrix(folder / "labels.csv", header=0)
     n = int(y.shape[0])

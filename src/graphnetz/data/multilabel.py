@@ -15,7 +15,8 @@ Every loader is ``load_<name>(root, mirror=None, **params) -> Data`` with
 MLGNC files (PCG, HumLoc, EukLoc, BlogCatalog, DBLP) come from the data mirror
 (``<mirror>/MLGNC/...``, layout of the ``Tianqi-py/MLGNC`` repository's ``data/`` folder);
 they are copied into ``<root>/MLGNC/<same path>`` and parsed there; the processed graph is
-cached in ``<root>/MLGNC/processed/<name>.pt``. The mirror is only ever read.
+cached in ``<root>/MLGNC/processed/<name>[-split<seed>].pt`` and built again when a raw
+file changes in the mirror. The mirror is only ever read.
 Yelp and OGB-Proteins come from torch_geometric / ogb downloads (or a mirror holding their
 raw files).
 """
@@ -42,6 +43,21 @@ MLGNC_SOURCE = (
 )
 CACHE_VERSION = 2
 SPLIT_FILES = ("split_0.pt", "split_1.pt", "split_2.pt")
+#: The raw files each MLGNC loader reads: (folder under the mirror, files).
+RAW_FILES = {
+    "pcg": ("MLGNC/pcg_removed_isolated_nodes", ("features.csv", "labels.csv", "edges_undir.csv")),
+    "humloc": ("MLGNC/HumanGo", ("features.csv", "labels.csv", "edge_list.csv", "split.pt")),
+    "eukloc": ("MLGNC/EukaryoteGo", ("features.csv", "labels.csv", "edge_list.csv", "split.pt")),
+    "blogcatalog": ("MLGNC", ("blogcatalog.mat",)),
+    "dblp": ("MLGNC/dblp", ("dblp.edgelist", "labels.txt")),
+}
+#: Where the shipped splits ``SPLIT_FILES`` of a loader lie (seeded splits replace them
+#: when they are absent or overlap).
+SPLIT_DIRS = {
+    "pcg": "MLGNC/pcg_removed_isolated_nodes_0.6",
+    "blogcatalog": "MLGNC/blogcatalog_0.6",
+    "dblp": "MLGNC/dblp/dblp_0.6",
+}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -150,9 +166,23 @@ def _mlgnc_splits(
     return masks, f"shipped {relative_dir}/split_{{0,1,2}}.pt"
 
 
-def _cached(root, key: str, build: Callable[[], Data]) -> Data:
-    """Load ``root/MLGNC/processed/<key>.pt`` or build and write it atomically."""
-    path = Path(root) / "MLGNC" / "processed" / f"{key}.pt"
+def _cached(root, mirror, name: str, build: Callable[[], Data], split_seed: int | None = None):
+    """Load ``root/MLGNC/processed/<name>[-split<seed>].pt`` or build and write it atomically.
+
+    The raw files are staged first (:func:`graphnetz.data.mirror.stage_files`): when a
+    staged copy is replaced (the mirror's file changed), every cached graph of ``name`` is
+    removed and built again from the new files. ``split_seed`` is part of the file name,
+    since seeded splits (DBLP's always) depend on it.
+    """
+    processed = Path(root) / "MLGNC" / "processed"
+    built = [*processed.glob(f"{name}.pt"), *processed.glob(f"{name}-split*.pt")]
+    sources = [RAW_FILES[name]] + ([(SPLIT_DIRS[name], SPLIT_FILES)] if name in SPLIT_DIRS else [])
+    mirror_path = resolve_mirror(mirror)
+    for relative_dir, files in sources:
+        target = Path(root) / relative_dir
+        stage_files(mirror_path, relative_dir, target, files, name, processed=built)
+    key = name if split_seed is None else f"{name}-split{split_seed}"
+    path = processed / f"{key}.pt"
     if path.is_file():
         stored = torch.load(path, weights_only=True)
         if stored.get("version") == CACHE_VERSION:
@@ -175,13 +205,12 @@ def load_pcg(root: str, mirror=None, split_seed: int = 0) -> Data:
     """PCG (protein phenotypes): 3233 nodes, 32 given features, 15 labels, 3 shipped splits."""
 
     def build() -> Data:
-        rel = "MLGNC/pcg_removed_isolated_nodes"
-        folder = _stage("pcg", root, mirror, rel, ["features.csv", "labels.csv", "edges_undir.csv"])
+        folder = _stage("pcg", root, mirror, *RAW_FILES["pcg"])
         x = _read_matrix(folder / "features.csv")
         y = _read_matrix(folder / "labels.csv")
         edges = pd.read_csv(folder / "edges_undir.csv", header=None).to_numpy(np.int64)
         n = y.shape[0]
-        masks, split_note = _mlgnc_splits("pcg", root, mirror, rel + "_0.6", n, split_seed)
+        masks, split_note = _mlgnc_splits("pcg", root, mirror, SPLIT_DIRS["pcg"], n, split_seed)
         return _build_data(
             x,
             undirected_edge_index(edges[:, 0], edges[:, 1], n),
@@ -191,17 +220,15 @@ def load_pcg(root: str, mirror=None, split_seed: int = 0) -> Data:
             split_note,
         )
 
-    return _cached(root, "pcg", build)
+    return _cached(root, mirror, "pcg", build, split_seed)
 
 
-def _load_go(name: str, folder_name: str, root, mirror) -> Data:
+def _load_go(name: str, root, mirror) -> Data:
     """HumLoc/EukLoc: edge_list.csv (prot1, prot2 as floats + per-type weights, ignored)."""
 
     def build() -> Data:
-        rel = f"MLGNC/{folder_name}"
-        folder = _stage(
-            name, root, mirror, rel, ["features.csv", "labels.csv", "edge_list.csv", "split.pt"]
-        )
+        rel = RAW_FILES[name][0]
+        folder = _stage(name, root, mirror, *RAW_FILES[name])
         x = _read_matrix(folder / "features.csv")
         y = _read_matrix(folder / "labels.csv")
         edges = pd.read_csv(folder / "edge_list.csv", usecols=["prot1", "prot2"])
@@ -217,17 +244,17 @@ def _load_go(name: str, folder_name: str, root, mirror) -> Data:
             f"shipped {rel}/split.pt",
         )
 
-    return _cached(root, name, build)
+    return _cached(root, mirror, name, build)
 
 
 def load_humloc(root: str, mirror=None) -> Data:
     """HumLoc (MLGNC/HumanGo): 3106 proteins, 32 features, 14 locations, predefined split."""
-    return _load_go("humloc", "HumanGo", root, mirror)
+    return _load_go("humloc", root, mirror)
 
 
 def load_eukloc(root: str, mirror=None) -> Data:
     """EukLoc (MLGNC/EukaryoteGo): 7766 proteins, 32 features, 22 locations, predefined split."""
-    return _load_go("eukloc", "EukaryoteGo", root, mirror)
+    return _load_go("eukloc", root, mirror)
 
 
 # ------------------------------------------------------------------- social datasets
@@ -257,19 +284,19 @@ def load_blogcatalog(
     def build() -> Data:
         from scipy.io import loadmat
 
-        folder = _stage("blogcatalog", root, mirror, "MLGNC", ["blogcatalog.mat"])
+        folder = _stage("blogcatalog", root, mirror, *RAW_FILES["blogcatalog"])
         mat = loadmat(folder / "blogcatalog.mat")
         adj = mat["network"].tocoo()
         y = torch.from_numpy(np.asarray((mat["group"] != 0).todense(), dtype=np.float32))
         n = y.shape[0]
         masks, split_note = _mlgnc_splits(
-            "blogcatalog", root, mirror, "MLGNC/blogcatalog_0.6", n, split_seed
+            "blogcatalog", root, mirror, SPLIT_DIRS["blogcatalog"], n, split_seed
         )
         return _build_data(
             sparse_identity(n), undirected_edge_index(adj.row, adj.col, n), y, masks, "", split_note
         )
 
-    data = _cached(root, "blogcatalog", build)
+    data = _cached(root, mirror, "blogcatalog", build, split_seed)
     if features == "dense_identity":
         data.x = data.x.to_dense()
     data.feature_note = (
@@ -319,14 +346,12 @@ def load_dblp(root: str, mirror=None, split_seed: int = 0) -> Data:
     """
 
     def build() -> Data:
-        folder = _stage("dblp", root, mirror, "MLGNC/dblp", ["dblp.edgelist", "labels.txt"])
+        folder = _stage("dblp", root, mirror, *RAW_FILES["dblp"])
         y = _read_matrix(folder / "labels.txt")
         edges = pd.read_csv(folder / "dblp.edgelist", sep="\t", header=None).to_numpy(np.int64)
         n = y.shape[0]
         edge_index = undirected_edge_index(edges[:, 0], edges[:, 1], n)
-        masks, split_note = _mlgnc_splits(
-            "dblp", root, mirror, "MLGNC/dblp/dblp_0.6", n, split_seed
-        )
+        masks, split_note = _mlgnc_splits("dblp", root, mirror, SPLIT_DIRS["dblp"], n, split_seed)
         return _build_data(
             structural_features(edge_index, n),
             edge_index,
@@ -338,7 +363,7 @@ def load_dblp(root: str, mirror=None, split_seed: int = 0) -> Data:
             split_note,
         )
 
-    return _cached(root, "dblp", build)
+    return _cached(root, mirror, "dblp", build, split_seed)
 
 
 # ------------------------------------------------------- download-backed large datasets

@@ -109,8 +109,13 @@ def _same(folder: str, files) -> list[Source]:
     return [(folder, folder, tuple(files))]
 
 
+def _fixed(folder: str, files) -> Callable[..., list[Source]]:
+    """The sources of a loader that reads the same files whatever its arguments."""
+    return lambda **_: _same(folder, files)
+
+
 def _sources_table() -> dict[str, Callable[..., list[Source]]]:
-    from graphnetz.data import knowledge, multilabel, pyg, tu
+    from graphnetz.data import hyperspheres, knowledge, multilabel, pyg, tu
 
     return {
         "graphnetz.data.pyg.load_planetoid": lambda name, **_: _same(
@@ -128,20 +133,12 @@ def _sources_table() -> dict[str, Callable[..., list[Source]]]:
         "graphnetz.data.knowledge.load_wn18rr": lambda **_: _same(
             "WordNet18RR/raw", knowledge.KG_FILES
         ),
-        "graphnetz.data.multilabel.load_pcg": lambda **_: _same(
-            "MLGNC/pcg_removed_isolated_nodes", ["features.csv", "labels.csv", "edges_undir.csv"]
-        ),
-        "graphnetz.data.multilabel.load_humloc": lambda **_: _same(
-            "MLGNC/HumanGo", ["features.csv", "labels.csv", "edge_list.csv", "split.pt"]
-        ),
-        "graphnetz.data.multilabel.load_eukloc": lambda **_: _same(
-            "MLGNC/EukaryoteGo", ["features.csv", "labels.csv", "edge_list.csv", "split.pt"]
-        ),
-        "graphnetz.data.multilabel.load_blogcatalog": lambda **_: _same(
-            "MLGNC", ["blogcatalog.mat"]
-        ),
-        "graphnetz.data.multilabel.load_dblp": lambda **_: _same(
-            "MLGNC/dblp", ["dblp.edgelist", "labels.txt"]
+        **{
+            f"graphnetz.data.multilabel.load_{name}": _fixed(folder, files)
+            for name, (folder, files) in multilabel.RAW_FILES.items()
+        },
+        "graphnetz.data.hyperspheres.load_hyperspheres": _fixed(
+            hyperspheres.FOLDER, hyperspheres.RAW_FILES
         ),
         "graphnetz.data.multilabel.load_yelp": lambda **_: _same("Yelp/raw", multilabel.YELP_FILES),
         "graphnetz.data.multilabel.load_ogbn_proteins": lambda **_: [
@@ -186,14 +183,14 @@ def offline_availability(
     """Whether ``entry`` loads here without a network, and from where."""
     target = entry.loader["_target_"]
     loader = get_method(target)
-    if "seed" in inspect.signature(loader).parameters:
-        return Availability(True, "generated")
+    table = {**_sources_table(), NETWORK_LOADER: _network_sources}
+    describe = table.get(target) or getattr(loader, "raw_sources", None)
+    if describe is None and "seed" in inspect.signature(loader).parameters:
+        return Availability(True, "generated")  # a seeded generator that reads no files
     if target in BUILT_IN:
         return Availability(True, "built in")
     if target in NEEDS_OGB and importlib.util.find_spec("ogb") is None:
         return Availability(False, "needs ogb: pip install graphnetz[ogb]")
-    table = {**_sources_table(), NETWORK_LOADER: _network_sources}
-    describe = table.get(target) or getattr(loader, "raw_sources", None)
     if describe is None:
         return Availability(None, f"{target} does not say where its files are")
     sources = describe(**entry.loader_kwargs)
