@@ -262,6 +262,11 @@ def test_internet_topology_merges_parallel_links_like_networkx(mirror, tmp_path,
     assert count(abilene) == (11, 14)  # MANIFEST
 
 
+def test_a_network_outside_the_mirror_names_those_it_holds(mirror, tmp_path, offline):
+    with pytest.raises(DatasetUnavailableError, match=r"it holds networks \['HS', 'SITC'\]"):
+        load_network(tmp_path, mirror, name="product_space", network="sitc")
+
+
 def test_an_unknown_topology_zoo_network_lists_valid_names(mirror, tmp_path):
     with pytest.raises(ValueError, match=r"unknown Topology Zoo network 'Nowhere'.*276"):
         load_network(tmp_path, mirror, name="internet_topology", network="Nowhere")
@@ -457,6 +462,35 @@ def test_a_file_cut_at_a_line_end_misses_its_declared_edge_count(
     path.write_text("".join(lines[:100]))
     with pytest.raises(NetworkFormatError, match=f"declares {declared} edges but"):
         reader(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "folder", "damaged", "nodes"),
+    [
+        ("terrorists_911", "terrorists_911", "9_11_edgelist.txt", 69),
+        ("hospital_contacts", "sp_hospital", "tij_hospital.dat", 75),
+        ("hospital_contacts", "sp_hospital", "metadata_hospital.dat", 75),
+    ],
+)
+def test_a_mirror_file_cut_at_a_line_end_is_refused_by_its_checksum(
+    mirror, tmp_path, no_download, name, folder, damaged, nodes
+):
+    """An edge list without a declared size reads as a smaller graph when cut at a line
+    end: the mirror's SHA256SUMS catches it (and a damaged class file) before either is
+    read in place."""
+    from graphnetz.data.integrity import SUMS_NAME, CorruptDataError
+
+    copy = tmp_path / "mirror"
+    (copy / "networks" / folder).mkdir(parents=True)
+    for f in (mirror / "networks" / folder).iterdir():
+        (copy / "networks" / folder / f.name).write_bytes(f.read_bytes())
+    (copy / SUMS_NAME).write_bytes((mirror / SUMS_NAME).read_bytes())
+    assert load_network(tmp_path / "data", copy, name=name).num_nodes == nodes
+    path = copy / "networks" / folder / damaged
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[: len(lines) // 2]))
+    with pytest.raises(CorruptDataError, match=damaged):
+        load_network(tmp_path / "data", copy, name=name)
 
 
 def test_a_truncated_catalogue_archive_raises_the_named_error(tmp_path):

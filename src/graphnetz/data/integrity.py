@@ -202,6 +202,24 @@ def _verified_digest(path: Path, source: Path, expected: str | None, mirror: Pat
     return digest
 
 
+#: Files read in place that matched their listed checksum: (path, size, mtime) -> sha256.
+_verified_in_place: dict[tuple[str, int, int], str] = {}
+
+
+def verify_in_place(mirror: Path, path: Path) -> None:
+    """Refuse, by name, a file read in place from ``mirror`` whose SHA-256 is not the one
+    the mirror's ``SHA256SUMS`` lists (a file it does not list is read as it is). A file
+    is checksummed again only when its size or modification time changes."""
+    expected = read_checksums(mirror).get(_normal(path.relative_to(mirror).as_posix()))
+    if expected is None:
+        return
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if _verified_in_place.get(key) != expected:
+        _verified_digest(path, path, expected, mirror)
+        _verified_in_place[key] = expected
+
+
 def check_unchanged(target: Path, files: Iterable[str]) -> None:
     """Without a mirror to compare with: refuse, by name, a staged copy whose size differs
     from the one it had when staged (truncated or edited since)."""

@@ -3,7 +3,8 @@
 Where the file is looked for, in order:
 
 1. the mirror (``paths.data_mirror`` / ``$GRAPHNETZ_DATA_MIRROR``):
-   ``<mirror>/networks/<folder>/<file>``, read in place (never written);
+   ``<mirror>/networks/<folder>/<file>``, read in place (never written), after checking
+   it against the mirror's ``SHA256SUMS`` (a damaged file is refused by name);
 2. the same layout under the data dir (``<data_dir>/networks/<folder>/<file>``);
 3. the catalogue's CSV archive, downloaded once into the data dir (:mod:`.download`).
 
@@ -22,6 +23,7 @@ from pathlib import Path
 import torch
 from torch_geometric.data import Data
 
+from graphnetz.data.integrity import verify_in_place
 from graphnetz.data.mirror import MIRROR_ENV, DatasetUnavailableError, resolve_mirror
 from graphnetz.data.networks import download
 from graphnetz.data.networks.catalogue import MirrorFile, NetworkEntry, network_entry
@@ -39,7 +41,18 @@ class FoundNetwork:
     @property
     def folder(self) -> Path:
         """``<mirror or data dir>/networks/<folder>`` of a mirror-layout file."""
-        return self.path.parents[len(Path(self.local.file).parts) - 1]
+        return _entry_folder(self.path, self.local)
+
+
+def _entry_folder(path: Path, local: MirrorFile) -> Path:
+    return path.parents[len(Path(local.file).parts) - 1]
+
+
+def _verify(mirror: Path, path: Path, local: MirrorFile) -> None:
+    """The file and its node classes checked against the mirror's checksums."""
+    verify_in_place(mirror, path)
+    if local.classes is not None:
+        verify_in_place(mirror, _entry_folder(path, local) / local.classes[0])
 
 
 def read_network(entry: NetworkEntry, network: str, root, mirror) -> FoundNetwork:
@@ -50,6 +63,8 @@ def read_network(entry: NetworkEntry, network: str, root, mirror) -> FoundNetwor
         for base in [*places, Path(root)]:
             path = base / local.relative
             if path.is_file():
+                if base in places:
+                    _verify(base, path, local)
                 return FoundNetwork(local.read(path, network), path, local)
     return read_download(entry, network, root, mirror)
 
@@ -74,6 +89,7 @@ def _unavailable(
         f"{mirror if mirror is not None else f'none set, paths.data_mirror or ${MIRROR_ENV}'})"
         if source is not None
         else "not part of the offline mirror"
+        + (f" (it holds networks {sorted(entry.mirror)} of this dataset)" if entry.mirror else "")
     )
     return DatasetUnavailableError(
         f"network dataset {entry.name!r} (network {network!r}) is unavailable: {in_mirror}, "
