@@ -106,6 +106,55 @@ def test_a_record_of_another_identity_is_never_overwritten(make_cfg, tmp_path):
     assert RunRecord.read(sibling / RECORD_NAME).identity == second.identity != first.identity
 
 
+def test_the_run_writes_into_its_own_folder_from_the_start_and_says_where(make_cfg, tmp_path):
+    """The folder is chosen before training (a checkpoint goes where the record will), and
+    the process says where the record went: a sweep's tally reads it there."""
+    from graphnetz.training.run import take_record_dir
+
+    run_dir = tmp_path / "0"
+    run_experiment(make_cfg(*TINY, "task.lr=0.01"), run_dir)
+    assert take_record_dir() == run_dir and take_record_dir() is None
+    second = run_experiment(make_cfg(*TINY, "task.lr=0.2", "checkpoint_every_s=0"), run_dir)
+    sibling = tmp_path / f"0_{second.identity[:12]}"
+    assert take_record_dir() == sibling
+    assert sorted(p.name for p in run_dir.iterdir()) == [RECORD_NAME]  # no checkpoint left
+    renamed = tmp_path / "moved"
+    sibling.rename(renamed)
+    again = run_experiment(
+        make_cfg(*TINY, "task.lr=0.2", "resume=true"), run_dir, done_under=tmp_path
+    )
+    assert again.identity == second.identity and take_record_dir() == renamed
+
+
+def test_a_finished_record_of_unknown_identity_is_never_overwritten(make_cfg, tmp_path):
+    """A schema-1 record (no identity, config stored as composed) that finished stays."""
+    run_dir = tmp_path / "0"
+    run_experiment(make_cfg(*TINY, "model=mlp"), run_dir)
+    old = json.loads((run_dir / RECORD_NAME).read_text())
+    for key in ("schema_version", "identity"):
+        old.pop(key)
+    (run_dir / RECORD_NAME).write_text(json.dumps(old))
+    assert RunRecord.read(run_dir / RECORD_NAME).run_identity() is None
+    record = run_experiment(make_cfg(*TINY), run_dir)
+    assert json.loads((run_dir / RECORD_NAME).read_text()) == old
+    assert (tmp_path / f"0_{record.identity[:12]}" / RECORD_NAME).is_file()
+
+
+def test_a_job_whose_worker_died_keeps_its_checkpoint_beside_the_failed_record(make_cfg, tmp_path):
+    from graphnetz.training.checkpoint import CHECKPOINT_NAME
+    from graphnetz.training.run import record_failure
+
+    (tmp_path / CHECKPOINT_NAME).write_bytes(b"saved epochs")
+    record = record_failure(make_cfg(*TINY), tmp_path, RuntimeError("its worker died twice"))
+    assert record.status == "failed" and (tmp_path / CHECKPOINT_NAME).is_file()
+
+
+@pytest.mark.parametrize("value", ["no", "yes", "1"])
+def test_resume_takes_true_or_false_only(make_cfg, value):
+    with pytest.raises(ConfigError, match=rf"resume='?{value}'? is not valid; choose true"):
+        resolve_run(make_cfg(*TINY, f"resume={value}"))
+
+
 def test_a_diverging_run_is_recorded_as_diverged_with_its_epoch(make_cfg, tmp_path):
     record = run_experiment(make_cfg("dataset=karate", "trainer.max_epochs=3", "task.lr=1e30"))
     assert record.status == "diverged"

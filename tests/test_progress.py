@@ -57,6 +57,19 @@ def test_a_status_this_version_does_not_know_is_shown_as_it_is(tmp_path):
     assert record_status(tmp_path / "nowhere") == "no record"
 
 
+def test_the_tally_reads_each_record_where_the_job_left_it(tmp_path):
+    """A job whose folder held another run's record wrote its own next to it, and one
+    resumed from a record elsewhere points there: the tally counts those records."""
+    for name, status in (("0", "diverged"), ("0_abc", "ok"), ("old/run", "ok")):
+        (tmp_path / name).mkdir(parents=True)
+        (tmp_path / name / "result.json").write_text(json.dumps({"status": status}))
+    events = [
+        {"run_dir": str(tmp_path / "0"), "record_dir": str(tmp_path / "0_abc"), "started": 0.0},
+        {"run_dir": str(tmp_path / "1"), "record_dir": str(tmp_path / "old/run"), "started": 0.0},
+    ]
+    assert tally_of(events, total=2).summary().startswith("ok 2, failed 0, diverged 0")
+
+
 def test_events_of_another_sweep_and_half_lines_are_ignored(tmp_path):
     path = tmp_path / ".sweep_events.jsonl"
     append_event(path, {"token": "mine", "run_dir": "x"})

@@ -80,13 +80,21 @@ def record_status(run_dir: str | os.PathLike) -> str:
 
 
 def tally_of(events: list[dict[str, Any]], total: int | None) -> SweepTally:
-    """One count per run directory (a job requeued twice counts once, as its last end)."""
+    """One count per record directory (a job requeued twice counts once, as its last end)."""
     tally = SweepTally(total)
-    last = {str(e.get("run_dir")): e for e in events}
+    last = {str(e.get("record_dir") or e.get("run_dir")): e for e in events}
     for run_dir, event in last.items():
         reused = _mtime(Path(run_dir) / RECORD_NAME) < float(event.get("started", 0))
         tally.add(record_status(run_dir), reused=reused)
     return tally
+
+
+def _record_dir_of_the_job() -> Path | None:
+    """Where the run of the job that just ended left its record (None: no run did)."""
+    import sys
+
+    run = sys.modules.get("graphnetz.training.run")  # no run in this process: no record
+    return run.take_record_dir() if run is not None else None
 
 
 def _mtime(path: Path) -> float:
@@ -117,6 +125,7 @@ class SweepCallback(Callback):
     # ----------------------------------------------------------------- in the job
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         self._job_started = time.time()
+        _record_dir_of_the_job()  # forget an earlier job's
         threads = default_threads(config)
         if threads is not None:
             import torch
@@ -131,10 +140,14 @@ class SweepCallback(Callback):
             return
         run_dir = str(config.hydra.runtime.output_dir)
         events = os.environ.get(EVENTS_ENV) or str(Path(config.hydra.sweep.dir) / EVENTS_NAME)
+        record_dir = _record_dir_of_the_job()
         event = {
             "token": os.environ.get(TOKEN_ENV),
             "job": int(config.hydra.job.num),
             "run_dir": run_dir,
+            # where the job's record is: another folder when its folder held another
+            # run's record, or when it was found finished elsewhere (resume=true)
+            "record_dir": str(record_dir) if record_dir is not None else run_dir,
             "started": self._job_started,
             "ended": time.time(),
         }

@@ -123,6 +123,7 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     _check_fit_loop(config.get("fit_loop", "auto"))
     _check_accelerator(config["trainer"].get("accelerator", "auto"))
     _check_stack_seeds(config.get("stack_seeds", True))
+    _check_resume(config.get("resume", False))
     return RunSpec(config=config, task_cls=task_cls, seed=seed, max_epochs=epochs)
 
 
@@ -243,6 +244,14 @@ def _check_stack_seeds(stack_seeds: Any) -> None:
         raise ConfigError(
             f"stack_seeds={stack_seeds!r} is not valid; choose true (a cell's seeds trained "
             "together where they can be) or false (one at a time)"
+        )
+
+
+def _check_resume(resume: Any) -> None:
+    if not isinstance(resume, bool):
+        raise ConfigError(
+            f"resume={resume!r} is not valid; choose true (skip the runs whose record is "
+            "complete, continue cut-off ones from their checkpoints) or false (run them all)"
         )
 
 

@@ -89,10 +89,13 @@ def run_experiment(
         spec = resolve_run(cfg)
     except Exception as err:  # a config that cannot run is a failed run, not a crash
         return _finish(_unresolved_failure(cfg, err, run_dir, start), run_dir)
+    if run_dir is not None:  # the run's own folder, before a checkpoint is written there
+        run_dir = _own_dir(spec.identity, run_dir)
     if spec.config.get("resume") and run_dir is not None:
         done = completed_record(spec, run_dir, done_under)
         if done is not None:
             log.info("%s (resumed: record already complete)", summarize(done))
+            _note_record_dir(Path(done.run_dir))
             return done
     stacked = stacked_result(spec) if load_data is None and model_factory is None else None
     if stacked is not None:  # trained with the cell's other seeds (training/stacked.py)
@@ -140,7 +143,8 @@ def record_failure(cfg: DictConfig, run_dir: str | Path, err: Exception) -> RunR
     except Exception as unresolved:
         return _finish(_unresolved_failure(cfg, unresolved, run_dir, start), run_dir)
     log.error("run failed: %s: %s", type(err).__name__, err)
-    return _finish(_record(spec, err, None, run_dir, start), run_dir)
+    # its checkpoint stays: resume=true continues the run from it
+    return _finish(_record(spec, err, None, run_dir, start), run_dir, keep_checkpoint=True)
 
 
 def _record(
@@ -220,13 +224,33 @@ def _unresolved_failure(
     )
 
 
-def _finish(record: RunRecord, run_dir: Path | None) -> RunRecord:
+def _finish(record: RunRecord, run_dir: Path | None, keep_checkpoint: bool = False) -> RunRecord:
     if run_dir is not None:
-        run_dir = _own_dir(record, run_dir)
+        run_dir = _own_dir(record.identity, run_dir)
         record.write(run_dir)
-        discard_checkpoint(run_dir)  # finished: nothing to resume
+        _note_record_dir(run_dir)
+        if not keep_checkpoint:
+            discard_checkpoint(run_dir)  # finished: nothing to resume
     log.info("%s", summarize(record))
     return record
+
+
+#: Where this process's last run left its record (written, or found finished when
+#: resumed): not always the folder Hydra made for the job (see :func:`_own_dir` and
+#: ``done_under``), and what a sweep's tally must read.
+_last_record_dir: list[Path] = []
+
+
+def _note_record_dir(path: Path) -> None:
+    _last_record_dir[:] = [path]
+
+
+def take_record_dir() -> Path | None:
+    """Where the last run of this process left its record, once (None when no run
+    finished since the last call)."""
+    found = _last_record_dir[0] if _last_record_dir else None
+    _last_record_dir.clear()
+    return found
 
 
 def _reason(err: BaseException) -> str:
@@ -237,22 +261,24 @@ def _traceback(err: BaseException) -> str:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
-def _own_dir(record: RunRecord, run_dir: Path) -> Path:
-    """``run_dir``, unless it holds the record of another identity (a run directory named
-    without the identity, e.g. ``hydra.sweep.subdir=${hydra.job.num}``): then a sibling
-    named after this run's identity, so no finished result is ever overwritten."""
+def _own_dir(identity: str | None, run_dir: Path) -> Path:
+    """``run_dir``, unless it holds the record of another identity, or a finished record
+    whose identity is unknown (schema 1), as a run directory named without the identity
+    can (``hydra.sweep.subdir=${hydra.job.num}``): then a sibling named after this run's
+    identity, so no finished result is ever overwritten."""
     try:
-        there = RunRecord.read(run_dir / RECORD_NAME).run_identity()
+        existing = RunRecord.read(run_dir / RECORD_NAME)
     except (OSError, RecordError):
         return run_dir  # nothing (readable) to keep
-    if there is None or there == record.identity or record.identity is None:
+    there = existing.run_identity()
+    if identity is None or there == identity or (there is None and not existing.finished):
         return run_dir
-    other = run_dir.with_name(f"{run_dir.name}_{short_identity(record.identity)}")
+    other = run_dir.with_name(f"{run_dir.name}_{short_identity(identity)}")
     log.warning(
         "%s holds the record of another run (identity %s); writing this one (%s) to %s",
         run_dir,
-        short_identity(there),
-        short_identity(record.identity),
+        short_identity(there) if there else "unknown",
+        short_identity(identity),
         other,
     )
     return other
@@ -290,7 +316,9 @@ def _finished_record(spec: RunSpec, path: Path, explain: bool) -> RunRecord | No
                 spec.label,
             )
         return None
-    return record if record.finished and record.run_identity() == spec.identity else None
+    if not record.finished or record.run_identity() != spec.identity:
+        return None
+    return replace(record, run_dir=str(path.parent))  # where it is now (folders move)
 
 
 def summarize(record: RunRecord) -> str:
