@@ -135,3 +135,24 @@ def test_the_command_line_refuses_a_destination_of_the_wrong_kind(
     with pytest.raises(SystemExit):
         graphnetz_main(["records", "restore", "results/a", "--to", "results/a"])
     assert "is an archive folder, not a sweep" in capsys.readouterr().err
+
+
+def test_the_command_line_names_a_bad_folder_instead_of_a_traceback(
+    make_cfg, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    sweep = tmp_path / "outputs" / "multirun" / "a"
+    _sweep_with_two_runs(make_cfg, sweep)
+    one_run = next(sweep.glob(f"*/{RECORD_NAME}")).parent
+    (tmp_path / "a_file").write_text("")
+    for argv, message in (
+        (["records", "restore", "--all"], "there is none here"),
+        (["records", "save", "nowhere"], "nowhere does not exist: give a sweep folder"),
+        (["records", "save", str(sweep), "--to", "a_file"], "a_file is a file, not a folder"),
+        (["records", "save", str(one_run)], "is one run's folder: give the sweep folder"),
+        (["status", "a_file"], "'a_file' is a file, not a folder"),
+    ):
+        with pytest.raises(SystemExit):
+            graphnetz_main(argv)
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()

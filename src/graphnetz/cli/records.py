@@ -52,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "restore" and args.all:
         if sources or args.to is not None:
             parser.error("--all takes no folders: it restores every archive under results/")
+        if not ARCHIVE_ROOT.is_dir():
+            parser.error(
+                f"--all restores the archives under {ARCHIVE_ROOT}/, and there is none here"
+            )
         sources = [a for a in sorted(ARCHIVE_ROOT.iterdir()) if a.is_dir()]
     elif not sources:
         parser.error("restore needs archive folders (or --all)")
@@ -59,7 +63,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--to names the destination of one folder, got {len(sources)} folders")
     root = ARCHIVE_ROOT if args.action == "save" else SWEEP_ROOT
     pairs = [(source, args.to or root / source.resolve().name) for source in sources]
-    for _, target in pairs:
+    for source, target in pairs:
+        if not source.is_dir():
+            what = "is not a folder" if source.exists() else "does not exist"
+            kind = "sweep" if args.action == "save" else "archive"
+            parser.error(f"{source} {what}: give a {kind} folder")
+        if target.exists() and not target.is_dir():
+            parser.error(f"{target} is a file, not a folder: give --to a folder")
+        if args.action == "save" and (source / "result.json").is_file():
+            parser.error(
+                f"{source} is one run's folder: give the sweep folder that holds it ({source.parent})"
+            )
         if args.action == "save" and _looks_like_sweep(target):
             parser.error(
                 f"{target} is a sweep folder, not an archive: archives go to results/<name>"

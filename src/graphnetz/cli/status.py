@@ -317,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sweep = Path(args.sweep)
     if not sweep.is_dir():
-        parser.exit(2, f"error: sweep directory {str(sweep)!r} does not exist\n")
+        what = "is a file, not a folder" if sweep.exists() else "does not exist"
+        parser.exit(2, f"error: sweep directory {str(sweep)!r} {what}\n")
     try:
         print(render(sweep, sweep_overrides(sweep, args.overrides)))
     except Exception as err:  # a bad override: say which, no traceback
