@@ -52,6 +52,57 @@ def test_csv_missing_column_names_it(tmp_path):
         BenchmarkReport.from_csv(path)
 
 
+def test_a_csv_primary_metric_is_the_first_listed_even_when_its_value_is_nan(tmp_path):
+    path = tmp_path / "r.csv"
+    rows = ["task,model,seed,metric,value", "t,A,0,accuracy,nan", "t,A,0,loss,0.5"]
+    rows += [
+        f"t,{m},{s},{k},{v}"
+        for m in "AB"
+        for s in (1, 2)
+        for k, v in (("accuracy", 0.8), ("loss", 0.4))
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    report = BenchmarkReport.from_csv(path)
+    assert report.primary_metrics == {"t": "accuracy"}
+    assert [(f["model"], f["seed"]) for f in report.failed] == [("A", 0)]
+    assert len(report.selected()) == 4
+
+
+def test_a_nan_in_another_metric_leaves_that_value_out_not_the_run(tmp_path):
+    path = tmp_path / "r.csv"
+    rows = ["task,model,seed,metric,value", "t,A,0,accuracy,0.8", "t,A,0,val:loss,nan"]
+    rows += [f"t,{m},{s},accuracy,0.7" for m in "AB" for s in (1, 2)]
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.warns(UserWarning, match=r"line 3: val:loss of t A seed=0 is not a finite"):
+        report = BenchmarkReport.from_csv(path)
+    assert report.failed == [] and len(report.selected()) == 5
+
+
+def test_a_csv_value_that_is_not_a_number_names_its_line(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("task,model,seed,metric,value\nt,A,0,accuracy,0.8\nt,A,1,accuracy,abc\n")
+    with pytest.raises(ValueError, match=r"line 3: value 'abc' is not a number"):
+        BenchmarkReport.from_csv(path)
+
+
+def test_means_equal_but_for_float_rounding_tie_in_ranks_and_in_the_best_cell(tmp_path):
+    """(0.8 + 0.9) / 2 is 0.8500000000000001 in floats, 0.85 + 0.85 halves to 0.85: the
+    same mean, so the two models tie (average ranks) and are both the best cell."""
+    path = tmp_path / "r.csv"
+    values = {("t1", "A"): (0.8, 0.9), ("t1", "B"): (0.85, 0.85)}
+    values |= {("t2", "A"): (0.5, 0.5), ("t2", "B"): (0.5, 0.5)}
+    rows = ["task,model,seed,metric,value"]
+    rows += [f"{t},{m},{s},accuracy,{v}" for (t, m), vs in values.items() for s, v in enumerate(vs)]
+    path.write_text("\n".join(rows) + "\n")
+    report = BenchmarkReport.from_csv(path)
+    ranks = report.friedman()
+    assert ranks.rank_table.to_numpy().tolist() == [[1.5, 1.5], [1.5, 1.5]]
+    assert ranks.mean_ranks.tolist() == [1.5, 1.5]
+    from graphnetz.report.cells import mark_best
+
+    assert mark_best(report.summary())["best"].all()
+
+
 def test_json_round_trip(tmp_path):
     report = BenchmarkReport.from_records(
         make_records(), ci="bootstrap", pairwise_method="wilcoxon"

@@ -135,3 +135,14 @@ def test_cohens_dz_and_mean_difference():
     low, high = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
     md = mean_difference(a, b)
     assert (md.mean, md.low, md.high) == pytest.approx((d.mean(), low, high))
+
+
+def test_wilcoxon_ties_absolute_differences_equal_but_for_float_rounding():
+    """|3/7 - 6/7| and |4/7 - 7/7| differ in the last bit: the same |d|, so they tie;
+    scipy on the differences rounded to 12 digits agrees."""
+    a = np.array([3, 4, 6, 7, 0, 1]) / 7
+    b = np.array([6, 7, 1, 2, 6, 3]) / 7
+    ours = wilcoxon_test(a, b)
+    ref = stats.wilcoxon(np.round(a - b, 12))  # scipy: exact null with ties, n <= 50
+    assert ours.statistic == ref.statistic and ours.pvalue == pytest.approx(ref.pvalue)
+    assert ours.pvalue == pytest.approx(0.78125)

@@ -58,7 +58,7 @@ def run_counts(report: BenchmarkReport) -> str:
     it (the report's "Runs not analysed" names each one)."""
     kinds = [e.get("status", "failed") for e in report.failed]
     counts = {
-        "ok": len(report.data[["task", "model", "seed"]].drop_duplicates()),
+        "ok": len(report.selected()[["task", "model", "seed"]].drop_duplicates()),
         "failed": kinds.count("failed"),
         "diverged": kinds.count("diverged"),
         "skipped": len(report.skipped),

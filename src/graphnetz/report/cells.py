@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
+
+from graphnetz.stats import settled
 
 
 def mark_best(summary: pd.DataFrame) -> pd.DataFrame:
@@ -18,7 +19,7 @@ def mark_best(summary: pd.DataFrame) -> pd.DataFrame:
     for _, group in out.groupby("task", sort=False):
         higher = group["direction"].iloc[0] == "max"
         target = group["mean"].max() if higher else group["mean"].min()
-        best = group.index[np.isclose(group["mean"], target, rtol=0, atol=1e-12)]
+        best = group.index[settled(group["mean"]) == settled([target])[0]]  # ties: rank_models
         out.loc[best, "best"] = True
         b = out.loc[best[0]]
         for i in group.index.difference(best):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,23 +337,35 @@ def collect_csv(path: str | Path) -> Collected:
             direction = infer_direction(metric)
         direction = direction.strip()
         if direction not in DIRECTIONS:
-            raise ValueError(f"{path}: direction {direction!r} is not one of {list(DIRECTIONS)}")
-        value = float(row.value)
+            raise ValueError(
+                f"{path}, line {line}: direction {direction!r} is not one of {list(DIRECTIONS)}"
+            )
+        try:
+            value = float(row.value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{path}, line {line}: value {row.value!r} is not a number") from None
         seed = whole_number(row.seed)
         if seed is None:
             raise ValueError(f"{path}, line {line}: seed {row.seed!r} is not an integer")
         task, model = str(row.task), str(row.model)
+        primary = acc.primary_metrics.setdefault(task, metric)  # the first listed, finite or not
         if not math.isfinite(value):
-            acc.failed.append(
-                {
-                    "task": task,
-                    "model": model,
-                    "seed": seed,
-                    "error": f"{metric} is not a finite number: {value}",
-                }
-            )
+            if metric == primary:  # the run's result is not a number: a failed run
+                acc.failed.append(
+                    {
+                        "task": task,
+                        "model": model,
+                        "seed": seed,
+                        "error": f"{metric} is not a finite number: {value}",
+                    }
+                )
+            else:  # another metric of the run: that value only is left out
+                warnings.warn(
+                    f"{path}, line {line}: {metric} of {task} {model} seed={seed} is not a "
+                    f"finite number ({value}); left out",
+                    stacklevel=2,
+                )
             continue
-        acc.primary_metrics.setdefault(task, metric)
         acc.rows.append(
             {
                 "task": task,

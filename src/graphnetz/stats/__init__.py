@@ -5,6 +5,7 @@ Holm, Friedman, Nemenyi, the seed advisor, equivalence, the Bayesian signed-rank
 rank stability, cliques from Wilcoxon + Holm); ``docs/statistics.md`` lists them.
 """
 
+from ._validate import settled
 from .bayesian import BayesianComparison, bayesian_signed_rank, signed_rank_posterior
 from .cliques import cliques_from_significance, wilcoxon_holm
 from .equivalence import VERDICTS, EquivalenceTest, check_margin, equivalence_verdict, tost_paired
@@ -24,6 +25,7 @@ from .ranking import (
 )
 
 __all__ = [
+    "settled",
     "VERDICTS",
     "BayesianComparison",
     "BootstrapInterval",

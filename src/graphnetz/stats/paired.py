@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ._validate import as_pair
+from ._validate import as_pair, settled
 from .intervals import TInterval, t_interval
 
 #: Largest number of non-zero differences for which the exact Wilcoxon null is used.
@@ -87,7 +87,7 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike) -> PairedTest:
     n = nz.size
     if n == 0:
         return PairedTest(0.0, 1.0, n_total, "wilcoxon", "all differences are zero")
-    ranks = stats.rankdata(np.abs(nz))
+    ranks = stats.rankdata(settled(np.abs(nz)))  # |d| equal but for rounding: tied
     w_plus = float(ranks[nz > 0].sum())
     w_minus = float(ranks[nz < 0].sum())
     statistic = min(w_plus, w_minus)

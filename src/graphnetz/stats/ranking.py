@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ._validate import check_alpha
+from ._validate import check_alpha, settled
 
 
 class FriedmanResult(NamedTuple):
@@ -42,9 +42,10 @@ def rank_models(matrix: ArrayLike, higher_is_better: bool | Sequence[bool] = Tru
     """Rank the k models within each of the N tasks (rows); rank 1 is the best.
 
     ``higher_is_better`` is one flag for all tasks or one per task (accuracy: True,
-    MAE: False). Ties receive the average of the ranks they span.
+    MAE: False). Ties receive the average of the ranks they span; scores equal but for
+    float rounding (means summed in another order) tie.
     """
-    m = _as_matrix(matrix)
+    m = settled(_as_matrix(matrix))
     flags = np.broadcast_to(np.asarray(higher_is_better, dtype=bool), (m.shape[0],))
     signed = np.where(flags[:, None], -m, m)
     return stats.rankdata(signed, axis=1)
