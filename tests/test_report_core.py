@@ -355,3 +355,26 @@ def test_run_dirs_are_read_in_job_number_order(tmp_path):
             )
     summary = BenchmarkReport.from_run_dirs([tmp_path]).summary()
     assert list(summary["model"]) == ["c_first", "b_second", "a_third"]
+
+
+def test_report_json_keeps_infinities_and_nemenyis_own_cliques(tmp_path):
+    """Every task ranks A > B > C, so Iman-Davenport's F is infinite (not undefined), and
+    Nemenyi's groups stay Nemenyi's when another method draws the cliques."""
+    rows = ["task,model,seed,metric,value"]
+    rows += [
+        f"t{t},{m},{s},accuracy,{base + 0.01 * s}"
+        for t in range(3)
+        for m, base in (("A", 0.9), ("B", 0.8), ("C", 0.7))
+        for s in range(3)
+    ]
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n")
+    docs = {}
+    for method in ("nemenyi", "wilcoxon-holm"):
+        report = BenchmarkReport.from_csv(tmp_path / "r.csv", cliques=method)
+        path = report.to_json(tmp_path / f"{method}.json", include_analysis=True)
+        docs[method] = json.loads(path.read_text())["analysis"]["across_tasks"]
+    assert docs["nemenyi"]["iman_davenport"]["F"] == "inf"
+    nemenyi = docs["nemenyi"]["nemenyi"]["cliques"]
+    assert nemenyi == docs["nemenyi"]["cliques"]["groups"] == [["A", "B"], ["B", "C"]]
+    assert docs["wilcoxon-holm"]["nemenyi"]["cliques"] == nemenyi
+    assert docs["wilcoxon-holm"]["cliques"]["groups"] == [["A", "B", "C"]]

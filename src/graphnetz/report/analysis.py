@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from graphnetz.stats import FriedmanResult
+from graphnetz.stats import FriedmanResult, cd_cliques
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,14 @@ class CriticalDifference:
     @property
     def mean_ranks(self) -> pd.Series:
         return self.ranks.mean_ranks
+
+    @property
+    def nemenyi_cliques(self) -> list[tuple[str, ...]]:
+        """Nemenyi's groups (mean ranks closer than CD), whatever ``clique_method`` draws."""
+        if not self.applicable:
+            return []
+        r = self.mean_ranks
+        return [tuple(r.index[i] for i in c) for c in cd_cliques(r.to_numpy(), self.cd)]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ def _clean(obj: Any) -> Any:
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
+        if math.isinf(obj):  # a statistic can be infinite (F when every task ranks alike)
+            return "inf" if obj > 0 else "-inf"
+        return float(obj) if math.isfinite(obj) else None  # NaN: undefined
     if obj is pd.NA:
         return None
     return obj
@@ -100,7 +102,7 @@ def analysis_dict(analysis: ReportAnalysis) -> dict[str, Any]:
             nemenyi={
                 "cd": cd.cd,
                 "q_alpha": cd.q_alpha,
-                "cliques": [list(c) for c in cd.cliques],
+                "cliques": [list(c) for c in cd.nemenyi_cliques],
                 "pvalues": {m: row.to_dict() for m, row in cd.nemenyi_p.iterrows()},
             },
             cliques={
