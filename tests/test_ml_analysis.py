@@ -112,6 +112,24 @@ def test_rejects_non_binary_labels():
         label_homophily(both_directions([(0, 1)]), torch.tensor([[0.5], [1.0]]))
 
 
+def test_a_negative_node_index_is_named():
+    with pytest.raises(ValueError, match=r"refers to node -1 but y has rows 0..4"):
+        label_homophily(torch.tensor([[0, -1], [1, 0]]), Y5)
+
+
+def test_simple_homophily_counts_each_unordered_pair_once():
+    """Self-loops, repeated and one-way edges do not weigh in the simple convention: the
+    graph of PAIRS5 given with extras has the homophily of PAIRS5 itself."""
+    clean = dataset_statistics(Data(edge_index=both_directions(PAIRS5), y=Y5), "clean")
+    messy = torch.cat(
+        [both_directions(PAIRS5), torch.tensor([[0, 1, 1, 3], [0, 2, 2, 4]])], dim=1
+    )  # a self-loop, a repeated one-way edge, a one-way duplicate of (3, 4)
+    row = dataset_statistics(Data(edge_index=messy, y=Y5), "messy")
+    assert row["edges"] == clean["edges"] == 5
+    assert row["label_homophily"] == pytest.approx(clean["label_homophily"], abs=1e-15)
+    assert clean["label_homophily"] == pytest.approx(label_homophily(both_directions(PAIRS5), Y5))
+
+
 def test_statistics_row_against_networkx():
     rng = np.random.default_rng(3)
     g = nx.gnm_random_graph(80, 240, seed=3)

@@ -39,8 +39,9 @@ def _validate(edge_index: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarr
     if yy.ndim != 2:
         raise ValueError(f"y must be an [N, C] 0/1 label matrix, got shape {list(yy.shape)}")
     if ei.size and (ei.min() < 0 or ei.max() >= yy.shape[0]):
+        bad = int(ei.min()) if ei.min() < 0 else int(ei.max())
         raise ValueError(
-            f"edge_index refers to node {int(ei.max())} but y has only {yy.shape[0]} rows"
+            f"edge_index refers to node {bad} but y has rows 0..{yy.shape[0] - 1} only"
         )
     if not np.isin(yy, (0, 1)).all():
         raise ValueError("y must contain only 0 and 1 (a multi-hot label matrix)")

@@ -107,7 +107,8 @@ def dataset_statistics(
         adj = simple_adjacency(data.edge_index, n)
         edges = int(adj.nnz // 2)
         clustering = float(local_clustering(adj).mean())
-        homophily = label_homophily(data.edge_index, y)
+        upper = sp.triu(adj, k=1).tocoo()  # each unordered pair i != j once
+        homophily = label_homophily(np.stack([upper.row, upper.col]), y)
     else:
         rows = np.asarray(released_edges, dtype=np.int64).reshape(-1, 2)
         adj = simple_adjacency(rows.T, n)
