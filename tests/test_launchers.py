@@ -137,6 +137,31 @@ def test_a_killed_pool_worker_costs_only_its_job(tmp_path, data_dir, uninterrupt
     assert "its worker process died twice (job #1)" in failed["reason"]
 
 
+def test_after_a_worker_dies_the_jobs_it_had_not_started_share_a_fresh_pool(
+    tmp_path, data_dir, uninterrupted
+):
+    """Eight jobs on two workers, seed 1 killed once (it resumes from its checkpoint):
+    the jobs that were in a worker run again alone, those that had not started on a
+    fresh pool of both workers, and every run ends as if never killed."""
+    out = tmp_path / "sweep"
+    proc = sweep(
+        out,
+        data_dir,
+        *POOL,
+        "seed=range(8)",
+        "stack_seeds=false",
+        "resume=true",
+        interrupt=f"{CUT_AT}:KILL:1",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "a worker died: " in proc.stdout + proc.stderr
+    found = results(out)
+    assert sorted(found) == list(range(8))
+    assert all(r["status"] == "ok" for r in found.values())
+    assert found[1]["resumed"]["from_epoch"] == CUT_AT + 1
+    assert_same_results({s: found[s] for s in (0, 1)}, uninterrupted)
+
+
 def test_pool_sizes_are_checked():
     assert pool_workers(3) == 3
     assert 1 <= pool_workers("auto") <= MAX_AUTO_WORKERS

@@ -12,11 +12,12 @@ and hands the others back, which are queued one by one, so that no worker works 
 a long cell while another waits. Results come back in sweep order.
 
 A job that fails is a failed run, as in every launcher. A worker that dies (killed,
-out of memory, a crash in native code) takes only its job with it: the jobs whose
-results were lost with the pool are run again, each in a pool of its own (with
-``resume=true`` from their checkpoints), and one that kills its worker a second time
-gets a ``failed`` run record saying so; the rest of the sweep runs on. Ctrl-C stops
-the workers and the sweep.
+out of memory, a crash in native code) takes only its job with it. The pool breaks,
+and its jobs without a result are run again: those that had not started on a fresh
+pool of all workers, those that were in a worker when it died each in a pool of its own
+(with ``resume=true`` from their checkpoints), and one that kills its worker a second
+time gets a ``failed`` run record saying so; the rest of the sweep runs on. Ctrl-C
+stops the workers and the sweep.
 
 Forking with a live thread is safe only if that thread holds no lock the child needs:
 the sweep's progress thread (``graphnetz.sweep.callbacks``) prints under
@@ -28,11 +29,13 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, run_job
@@ -46,6 +49,8 @@ log = logging.getLogger(__name__)
 #: Held by threads of the launching process while they write to a stream, and by the fork.
 FORK_LOCK = threading.Lock()
 MAX_AUTO_WORKERS = 8
+#: Pools a sweep's jobs get before every job still without a result runs alone.
+FULL_POOL_ATTEMPTS = 3
 _sweep: dict[str, Any] = {}  # what the forked workers inherit: context, task, config
 
 
@@ -100,8 +105,17 @@ def _run(
 
 def _run_unit(unit: Sequence[tuple[int, list[str]]]):
     """One unit of a sweep (a cell's seeds, trained stacked where they can be:
-    :mod:`graphnetz.sweep.stacking`), in a worker."""
-    return run_unit(unit, _job_config, _run, catch=True, defer=True)
+    :mod:`graphnetz.sweep.stacking`), in a worker. While it runs, a file per job in the
+    batch's ``started`` folder says so: if the pool breaks, those jobs were in a worker
+    (one of them killed it), the others had not started."""
+    marks = [Path(_sweep["started"]) / str(idx) for idx, _ in unit]
+    for mark in marks:
+        mark.touch()
+    try:
+        return run_unit(unit, _job_config, _run, catch=True, defer=True)
+    finally:
+        for mark in marks:
+            mark.unlink(missing_ok=True)
 
 
 def _record_death(idx: int, overrides: Sequence[str]) -> JobReturn:
@@ -157,19 +171,43 @@ def launch_pool(
         log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
     prewarm(jobs, _job_config)  # what every worker's first jobs would pay, paid once
     results: dict[int, JobReturn] = {}
-    lost = _run_batch(jobs, workers, results)
-    for idx, overrides in lost:  # a worker died: each again, alone, to find which
-        if _run_batch([(idx, overrides)], 1, results):
-            results[idx] = _record_death(idx, overrides)
+    suspects, todo = [], jobs
+    with tempfile.TemporaryDirectory(prefix="graphnetz-started-") as started:
+        _sweep["started"] = started  # inherited by the workers forked below
+        for attempt in range(FULL_POOL_ATTEMPTS):  # jobs a dead worker had not started
+            if not todo:
+                break
+            running, waiting = _run_batch(todo, workers, results, Path(started))
+            if waiting and (not running or attempt == FULL_POOL_ATTEMPTS - 1):
+                running, waiting = running + waiting, []  # no way to tell which: each alone
+            if running:
+                log.warning(
+                    "a worker died: %d job(s) that were in a worker run again each alone, "
+                    "%d that had not started on a fresh pool",
+                    len(running),
+                    len(waiting),
+                )
+            suspects, todo = suspects + running, waiting
+        for idx, overrides in suspects:  # each again, alone, to find which one kills
+            lost = _run_batch([(idx, overrides)], 1, results, Path(started))
+            if lost[0] or lost[1]:
+                results[idx] = _record_death(idx, overrides)
     return [results[idx] for idx, _ in jobs]
 
 
-def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
+def _run_batch(jobs, workers: int, results: dict[int, JobReturn], started: Path):
     """Run ``jobs`` on a fresh pool into ``results``, a cell's seeds as one unit; the
-    jobs lost with a dead worker."""
+    jobs lost with a dead worker, as (those that had started, those that had not)."""
+    for mark in started.iterdir():  # a killed worker's, from the batch before
+        mark.unlink(missing_ok=True)
     units = stack_units(jobs, workers)
     pool = _fork_pool(min(workers, len(units)))
-    lost = []
+    running, waiting = [], []
+
+    def lose(unit) -> None:
+        begun = any((started / str(idx)).exists() for idx, _ in unit)
+        (running if begun else waiting).extend(unit)
+
     try:
         pending: dict[Future, list] = {}
         for n, unit in enumerate(units):
@@ -187,7 +225,7 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
                 try:
                     returned = dict(future.result())
                 except BrokenProcessPool:
-                    lost.extend(unit)
+                    lose(unit)
                     continue
                 except Exception as err:  # the unit's results could not come back
                     returned = {idx: err for idx, _ in unit}
@@ -197,7 +235,7 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
                         try:
                             pending[pool.submit(_run_unit, [(idx, overrides)])] = [(idx, overrides)]
                         except BrokenProcessPool:
-                            lost.append((idx, overrides))
+                            waiting.append((idx, overrides))
                         continue
                     if isinstance(result, Exception):  # it could not start (Hydra refused it)
                         result = _failed(idx, overrides, result)
@@ -208,4 +246,4 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn]) -> list:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    return lost
+    return running, waiting
