@@ -164,6 +164,14 @@ def test_analyse_dataset_writes_table_and_figures(tmp_path):
     assert "| five | simple | 5 | 5 | 2 |" in (tmp_path / "statistics.md").read_text()
 
 
+def test_the_written_ccns_is_that_of_the_simple_graph_however_edges_are_stored(tmp_path):
+    one_way = torch.tensor(PAIRS5 + [(1, 2), (3, 3)]).t()  # i < j only, a repeat, a loop
+    analyse_dataset(Data(edge_index=one_way, y=Y5), "stored", tmp_path / "a")
+    written = np.loadtxt(tmp_path / "a" / "ccns.csv", delimiter=",")
+    expected = multilabel_ccns(both_directions(PAIRS5), Y5)
+    np.testing.assert_allclose(written, expected, rtol=1e-5)
+
+
 @pytest.mark.parametrize("factor", [0, 10**9])  # sparse products only / dense ones always
 def test_local_clustering_is_networkx_on_either_product(monkeypatch, factor):
     from graphnetz.analysis import statistics

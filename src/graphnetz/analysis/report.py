@@ -11,7 +11,7 @@ import pandas as pd
 
 from .figures import ccns_heatmap, label_count_histogram
 from .homophily import _as_numpy, multilabel_ccns
-from .statistics import STAT_COLUMNS, dataset_statistics
+from .statistics import STAT_COLUMNS, dataset_statistics, simple_adjacency
 
 
 def statistics_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -56,7 +56,8 @@ def analyse_dataset(
     table.insert(1, "edges_convention", "simple" if released_edges is None else "as_released")
     table.to_csv(out / "statistics.csv", index=False)
     (out / "statistics.md").write_text(table_markdown(table))
-    ccns = multilabel_ccns(data.edge_index, data.y)
+    simple = simple_adjacency(data.edge_index, int(_as_numpy(data.y).shape[0])).tocoo()
+    ccns = multilabel_ccns(np.stack([simple.row, simple.col]), data.y)  # both directions
     np.savetxt(out / "ccns.csv", ccns, delimiter=",", fmt="%.6g")
     _save(label_count_histogram(_as_numpy(data.y), name), out / "label_counts")
     _save(ccns_heatmap(ccns, name), out / "ccns")
