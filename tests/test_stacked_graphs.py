@@ -53,7 +53,7 @@ def test_graph_seeds_stop_early_apart_and_evaluate_every_second_epoch(specs, one
         "trainer.max_epochs=30",
         "trainer.check_val_every_n_epoch=2",
         "task.selection=best_val",
-        "task.patience=3",
+        "task.patience=6",  # epochs: three evaluations
         "task.lr=0.01",
         "model.dropout=0.3",  # dropout on the input and between layers, per seed
     )

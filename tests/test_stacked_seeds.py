@@ -293,3 +293,23 @@ def test_a_job_that_cannot_start_costs_only_itself_in_a_unit():
     deferred = dict(run_unit(unit, no_config, run_one, catch=True, defer=True))
     assert deferred[0] == "ran 0"  # the forked pool queues the rest one by one
     assert all(isinstance(deferred[i], Deferred) for i in (1, 2))
+
+
+@pytest.mark.parametrize("graph_level", [False, True])
+def test_every_loop_evaluates_the_last_epoch_when_not_every_epoch_is(
+    specs, mirror, graph_level, one_thread
+):
+    """trainer.check_val_every_n_epoch=2 over 5 epochs: epochs 1 and 3, and the last (4),
+    which final selection reports; 5 epochs ran. The same alone, stacked and in
+    Lightning's loop."""
+    data = ["dataset=mutag", "model=gin"] if graph_level else ["dataset=karate", "model=gcn"]
+    every = ["trainer.max_epochs=5", "trainer.check_val_every_n_epoch=2", "task.selection=final"]
+    runs = specs([0, 1], *data, *every, *TINY, mirror=mirror)
+    alone = [train_and_evaluate(spec) for spec in runs]
+    for run in alone:
+        assert [row["epoch"] for row in run.history] == [1, 3, 4]
+        assert run.selected_epoch == 4 and run.epochs_run == 5
+    for a, stacked in zip(alone, train_stacked(runs), strict=True):
+        assert_same_run(a, stacked.trained)
+    lightning = specs([0], *data, *every, *TINY, "fit_loop=lightning", mirror=mirror)[0]
+    assert [row["epoch"] for row in train_and_evaluate(lightning).history] == [1, 3, 4]

@@ -32,7 +32,12 @@ import torch
 from torch import Tensor, nn
 
 from graphnetz.task_types import TASK_LEVELS
-from graphnetz.tasks.selection import SELECTIONS, select_epoch
+from graphnetz.tasks.selection import (
+    SELECTIONS,
+    epochs_since_best,
+    evaluated_epoch,
+    select_epoch,
+)
 
 SPLITS = ("train", "val", "test")
 PROGRESS_EVERY_S = 30.0
@@ -226,9 +231,9 @@ class GraphTask(nn.Module):
         """
         if self.eval_loaders is None or not self.trainer.is_last_batch:
             return
-        if (self.current_epoch + 1) % self.trainer.check_val_every_n_epoch:
-            return
-        self.evaluate_epoch()
+        every, last = self.trainer.check_val_every_n_epoch, self.trainer.max_epochs
+        if evaluated_epoch(self.current_epoch, every, last):
+            self.evaluate_epoch()
 
     def evaluate_epoch(self) -> None:
         """Evaluate ``eval_loaders`` in eval mode without gradients, then record the row."""
@@ -294,8 +299,7 @@ class GraphTask(nn.Module):
 
     def _should_stop_early(self) -> bool:
         key = f"val_{self.primary_metric}"
-        best = select_epoch(self.history, key, self.direction, "best_val")
-        return len(self.history) - 1 - best >= self.patience
+        return epochs_since_best(self.history, key, self.direction) >= self.patience
 
     # ---- results ------------------------------------------------------------------
     def selected_epoch(self) -> int:

@@ -34,3 +34,16 @@ def select_epoch(history: Sequence[dict], key: str, direction: str, selection: s
         if sign * value > best_value:
             best_index, best_value = i, sign * value
     return len(history) - 1 if best_index is None else best_index
+
+
+def evaluated_epoch(epoch: int, every: int, max_epochs: int | None) -> bool:
+    """Whether 0-based ``epoch`` is evaluated with ``trainer.check_val_every_n_epoch=every``:
+    every ``every``-th epoch, and always the last (what ``final`` selection reports)."""
+    return (epoch + 1) % every == 0 or (max_epochs is not None and epoch + 1 == max_epochs)
+
+
+def epochs_since_best(history: Sequence[dict], key: str, direction: str) -> int:
+    """Trained epochs since the best validation epoch (what early-stopping patience
+    counts, also when not every epoch is evaluated)."""
+    best = select_epoch(history, key, direction, "best_val")
+    return int(history[-1]["epoch"]) - int(history[best]["epoch"])

@@ -154,7 +154,7 @@ def trained_result(spec: RunSpec, built: Built) -> Trained:
     return Trained(
         metrics=module.selected_metrics(),
         selected_epoch=module.history[module.selected_epoch()]["epoch"],
-        epochs_run=len(module.history),
+        epochs_run=int(module.history[-1]["epoch"]) + 1,  # trained, evaluated or not
         history=module.history,
         data=data.info,
         dataset_facts=dataset_facts(spec.task_cls, data, spec.dataset, loader_cfg),

@@ -39,6 +39,7 @@ from hydra.utils import get_class
 
 from graphnetz.data.loading import accepts_seed
 from graphnetz.models.stacked import STACKABLE_ENCODERS, SeedStreams, StackedEncoder, StackRefused
+from graphnetz.tasks.selection import evaluated_epoch
 from graphnetz.training.build import incompatibility
 from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
 from graphnetz.training.lean_loop import LEAN_CHECKPOINT_KEY, lean_trainer_refusal, set_determinism
@@ -277,7 +278,7 @@ def _fit(builts: list[Built], loops: list[_SeedLoop], max_epochs: int) -> None:
             out = encoder(x, edge_index, streams)
             losses = [modules[s].loss(out[i][masks[s]], targets[s]) for i, s in enumerate(active)]
             optimizer_step(loops[active[0]].optimizer, losses, [modules[s] for s in active])
-        if (epoch + 1) % loops[0].check_val_every_n_epoch == 0:
+        if evaluated_epoch(epoch, loops[0].check_val_every_n_epoch, max_epochs):
             _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, epoch)
         training = end_epoch(loops, active, epoch)
         if not training:

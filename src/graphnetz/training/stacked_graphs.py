@@ -27,6 +27,7 @@ from graphnetz.models.stacked_graphs import STACKABLE_POOLED, GraphStack, seed_s
 from graphnetz.tasks.base import SPLITS
 from graphnetz.tasks.graph_batching import SplitBatcher
 from graphnetz.tasks.graph_tasks import EVAL_BATCH_SIZE
+from graphnetz.tasks.selection import evaluated_epoch
 
 #: Task types whose runs stack as graph-level stacks.
 GRAPH_TASK_TYPES = ("graph_cls", "ml_graph_cls", "graph_reg")
@@ -131,7 +132,7 @@ def fit_graph_stack(builts, loops, max_epochs: int) -> None:
                     for i, s in enumerate(active)
                 ]
                 optimizer_step(optimizer, losses, [modules[s] for s in active])
-        if (epoch + 1) % loops[0].check_val_every_n_epoch == 0:
+        if evaluated_epoch(epoch, loops[0].check_val_every_n_epoch, max_epochs):
             evaluation.run(stack, modules, loops, active, epoch)
         training = end_epoch(loops, active, epoch)
         if not training:
