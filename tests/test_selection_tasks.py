@@ -58,3 +58,21 @@ def test_early_stopping_stops_and_the_record_states_the_selection(make_cfg, tmp_
     assert record.selected_epoch == history[best]["epoch"]
     assert record.epochs_run - 1 - best == 3  # stopped exactly `patience` epochs after the best
     assert record.metrics["test"]["accuracy"] == history[best]["test_accuracy"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["dataset.split.val=0.0", "dataset.split.train=0.7"],
+            "the val split of the random (seed 0) node split has no node",
+        ),
+        (
+            ["task=link_pred", "+dataset.split.link={val:0.0,test:0.1}"],
+            "the val split of the link split has no edge",
+        ),
+    ],
+)
+def test_an_empty_validation_split_fails_by_name_not_as_a_divergence(make_cfg, overrides, message):
+    record = run_experiment(make_cfg("dataset=karate", "trainer.max_epochs=2", *overrides))
+    assert record.status == "failed" and message in record.reason

@@ -79,6 +79,14 @@ def plain_link_split(data: Data, seed: int, split: dict | None) -> tuple[Data, d
         train_neg = negative_sampling(
             train.edge_index, data.num_nodes, train.edge_label_index.size(1)
         )
+    empty = [name for name, part in (("val", val), ("test", test)) if part.edge_label.numel() == 0]
+    if empty:
+        raise ValueError(
+            f"the {' and '.join(empty)} split of the link split has no edge (val {num_val:g}, "
+            f"test {num_test:g} of {base.edge_index.size(1) // 2} undirected edges): link "
+            "prediction selects and reports on both; raise dataset.split.link.val / test, "
+            "or use a graph with more edges"
+        )
     x = getattr(data, "x", None)
     feature_note = getattr(data, "feature_note", None)
     rule = getattr(data, "feature_rule", None)  # dataset.features names a rule
