@@ -112,7 +112,8 @@ class GraphTask(nn.Module):
         if patience is not None and (selection != "best_val" or patience < 1):
             raise ValueError(
                 f"task.patience={patience!r} needs task.selection=best_val and a value >= 1 "
-                "(early stopping watches the validation metric)"
+                "(early stopping watches the validation metric); with "
+                f"task.selection={selection} set task.patience=null"
             )
         self.model = model
         self.lr, self.weight_decay = float(lr), float(weight_decay)
