@@ -64,7 +64,12 @@ def test_disjoint_union_keeps_graphs_apart_and_marks_their_split():
     block = torch.tensor([0] * 3 + [1] * 2 + [2] * 2 + [3] * 4)
     assert bool((block[data.edge_index[0]] == block[data.edge_index[1]]).all())
     task_class("ml_node_cls").prepare(data, seed=0)
-    task_class("link_pred").prepare(data, seed=0)
+    with pytest.raises(ValueError, match="the val and test split of the link split has no edge"):
+        task_class("link_pred").prepare(data, seed=0)  # 7 edges: none can be held out
+    larger = pyg_adapt.disjoint_union(
+        {split: [path_graph(40, y=torch.zeros(40, 2))] for split in ("train", "val", "test")}
+    )
+    task_class("link_pred").prepare(larger, seed=0)
 
 
 def test_elliptic_validation_is_the_tail_of_the_labelled_training_nodes():
