@@ -59,24 +59,15 @@ def node_split(data, seed: int, split: dict | None, task_type: str):
         data.train_mask, data.val_mask, data.test_mask = random_node_split(
             data.num_nodes, seed, split.get("train", 0.6), split.get("val", 0.2)
         )
-        info = {"split": f"random (seed {seed})"}
-    else:
-        require_attributes(data, MASKS, task_type)
-        info = {"split": "canonical"}
-        if data.train_mask.dim() == 2:
-            k = data.train_mask.size(1)
-            column = seed % k
-            for name in MASKS:
-                setattr(data, name, getattr(data, name)[:, column])
-            info = {"split": f"predefined split {column} of {k} (seed % {k})"}
-    sizes = {name.split("_")[0]: int(getattr(data, name).sum()) for name in MASKS}
-    empty = [name for name, size in sizes.items() if size == 0]
-    if empty:
-        raise ValueError(
-            f"the {' and '.join(empty)} split of the {info['split']} node split has no node "
-            f"(sizes {sizes}): training selects and reports on all three; give each a share "
-            "(dataset.split.train / val, the test split gets the rest)"
-        )
+        return data, {"split": f"random (seed {seed})"}
+    require_attributes(data, MASKS, task_type)
+    info = {"split": "canonical"}
+    if data.train_mask.dim() == 2:
+        k = data.train_mask.size(1)
+        column = seed % k
+        for name in MASKS:
+            setattr(data, name, getattr(data, name)[:, column])
+        info = {"split": f"predefined split {column} of {k} (seed % {k})"}
     return data, info
 
 
@@ -91,11 +82,19 @@ class NodeTask(GraphTask):
         require_attributes(data, ("x", "edge_index", "y"), cls.task_type)
         data, info = node_split(data, seed, split, cls.task_type)
         data.y = data.y.to(cls.label_dtype)
+        sizes = {m.split("_")[0]: int(getattr(data, m).sum()) for m in MASKS}
+        empty = [name for name, size in sizes.items() if size == 0]
+        if empty:
+            raise ValueError(
+                f"the {' and '.join(empty)} split of the {info['split']} node split has no "
+                f"node (sizes {sizes}): training selects and reports on all three; give each "
+                "a share (dataset.split.train / val, the test split gets the rest)"
+            )
         loader = full_batch_loader(data)
         info.update(
             num_nodes=int(data.num_nodes),
             num_edges=int(data.edge_index.size(1)),
-            **{f"n_{m.split('_')[0]}": int(getattr(data, m).sum()) for m in MASKS},
+            **{f"n_{name}": size for name, size in sizes.items()},
         )
         for note, key in (("feature_note", "features"), ("split_note", "split_note")):
             if getattr(data, note, None):
