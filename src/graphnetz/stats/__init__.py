@@ -5,7 +5,6 @@ Holm, Friedman, Nemenyi, the seed advisor, equivalence, the Bayesian signed-rank
 rank stability, cliques from Wilcoxon + Holm); ``docs/statistics.md`` lists them.
 """
 
-from ._validate import settled
 from .bayesian import BayesianComparison, bayesian_signed_rank, signed_rank_posterior
 from .cliques import cliques_from_significance, wilcoxon_holm
 from .equivalence import VERDICTS, EquivalenceTest, check_margin, equivalence_verdict, tost_paired
@@ -23,6 +22,7 @@ from .ranking import (
     nemenyi_q,
     rank_models,
 )
+from .ties import settled
 
 __all__ = [
     "settled",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .ties import TIE_DIGITS
+
 
 def as_sample(values: ArrayLike, name: str = "values") -> np.ndarray:
     """Return ``values`` as a 1-d float array; refuse empty or non-finite input."""
@@ -13,23 +15,6 @@ def as_sample(values: ArrayLike, name: str = "values") -> np.ndarray:
         raise ValueError(f"{name} is empty; need at least one value")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values: {arr.tolist()}")
-    return arr
-
-
-#: Significant digits two numbers share to count as equal: float rounding (a mean summed
-#: in another order, 0.8 + 0.9 against 2 x 0.85) stays far below, any real difference of
-#: benchmark scores far above.
-TIE_DIGITS = 12
-
-
-def settled(values: ArrayLike, digits: int = TIE_DIGITS) -> np.ndarray:
-    """``values`` rounded to ``digits`` significant digits, so that numbers equal but for
-    float rounding become equal (and tie where ranks are taken). NaN and ±inf stay."""
-    arr = np.array(values, dtype=float)
-    flat = arr.reshape(-1)
-    for i, value in enumerate(flat):  # a decimal rounding, exact at every magnitude
-        if np.isfinite(value):
-            flat[i] = float(f"{value:.{digits}g}")
     return arr
 
 

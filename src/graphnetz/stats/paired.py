@@ -12,8 +12,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ._validate import as_pair, settled
+from ._validate import as_pair
 from .intervals import TInterval, t_interval
+from .ties import settled
 
 #: Largest number of non-zero differences for which the exact Wilcoxon null is used.
 WILCOXON_EXACT_MAX_N = 50

@@ -9,7 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ._validate import check_alpha, settled
+from ._validate import check_alpha
+from .ties import settled
 
 
 class FriedmanResult(NamedTuple):
