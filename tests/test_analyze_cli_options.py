@@ -187,3 +187,42 @@ def test_alpha_outside_the_unit_interval_is_refused(tmp_path, capsys, bad):
         main([str(write_sweep(tmp_path / "sweep")), "--alpha", bad])
     assert exit_info.value.code == 2
     assert f"invalid alpha {bad!r}" in capsys.readouterr().err
+
+
+def test_a_negative_bootstrap_seed_is_refused_before_reading(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([str(write_sweep(tmp_path / "s")), "--bootstrap-seed", "-1"])
+    assert exc.value.code == 2
+    assert "invalid seed '-1'" in capsys.readouterr().err
+
+
+def test_an_out_that_is_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(SystemExit):
+        main([str(write_sweep(tmp_path / "s")), "--out", str(tmp_path / "taken")])
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_a_folder_given_as_csv_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["--from-csv", str(write_sweep(tmp_path / "s"))])
+    assert "is a folder; give it as DIR" in capsys.readouterr().err
+
+
+def test_a_record_file_given_as_dir_puts_the_report_beside_it(tmp_path, capsys):
+    record = write_sweep(tmp_path / "s") / "0" / "result.json"
+    code, _, _ = run_main(capsys, str(record))
+    assert code == 0 and (record.parent / "report" / "report.md").is_file()
+
+
+def test_an_alpha_above_the_seed_advisors_power_still_writes_the_report(tmp_path, capsys):
+    lines = ["task,model,seed,metric,value"]
+    lines += [
+        f"t,{m},{s},accuracy,{v + 0.013 * s * (m == 'a')}"
+        for s in range(3)
+        for m, v in [("a", 0.8), ("b", 0.7)]
+    ]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    code, _, err = run_main(capsys, "--from-csv", tmp_path / "r.csv", "--alpha", "0.9")
+    assert code == 0, err
+    assert (tmp_path / "report" / "figures" / "seed_advisor.png").is_file()

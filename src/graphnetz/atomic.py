@@ -102,9 +102,13 @@ def save_figure(fig, path: str | Path, bbox_inches="tight") -> Path:
     ``bbox_inches``: the crop box, ``"tight"`` by default; a figure saved in several
     formats can pass :func:`tight_bbox`'s box, computed once."""
     fmt = Path(path).suffix.lstrip(".")
-    return write_atomic(
-        path, lambda fh: fig.savefig(fh, format=fmt, bbox_inches=bbox_inches, dpi=FIGURE_DPI), "wb"
-    )
+    # a PDF otherwise carries its creation time: the same report would differ byte by byte
+    meta = {"CreationDate": None} if fmt == "pdf" else None
+
+    def save(fh) -> None:
+        fig.savefig(fh, format=fmt, bbox_inches=bbox_inches, dpi=FIGURE_DPI, metadata=meta)
+
+    return write_atomic(path, save, "wb")
 
 
 def tight_bbox(fig):

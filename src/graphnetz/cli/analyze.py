@@ -47,6 +47,12 @@ def _margin(text: str) -> float:
     return value
 
 
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: must be an integer >= 0")
+    return int(text)
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"invalid count {text!r}: must be a positive integer")
@@ -103,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--bootstrap-seed",
-        type=int,
+        type=_seed,
         default=0,
         help="seed of every resampling: bootstrap CI, rank stability, Bayesian posterior",
     )
@@ -153,7 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give either one or more DIRs or --from-csv FILE (not both, not neither)")
     if args.from_csv and not args.out:
         args.out = str(Path(args.from_csv).resolve().parent / "report")
-    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
+    if args.out:
+        out = Path(args.out)
+    else:  # a record file given as DIR: the report goes beside it
+        first = Path(args.dirs[0])
+        out = (first.parent if first.is_file() else first) / "report"
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {str(out)!r} is a file, not a folder")
+    if args.from_csv and Path(args.from_csv).is_dir():
+        parser.error(f"--from-csv {args.from_csv!r} is a folder; give it as DIR instead")
     settings = {
         "alpha": args.alpha,
         "ci": args.ci,
@@ -183,14 +197,18 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 1
         report.metric = args.metric
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with warnings.catch_warnings(record=True) as later:
         warnings.simplefilter("always")
         if args.dirs:  # records written before they carried dataset facts: measured here
             report.datasets = complete_dataset_facts(report.datasets)
-        path = report.write(out)
+        try:
+            path = report.write(out)
+        except OSError as exc:
+            print(f"error: cannot write the report to {out}: {exc}", file=sys.stderr)
+            return 1
     # our own warnings (dropped models, duplicates), not libraries' deprecation notices
     ours = (
         w

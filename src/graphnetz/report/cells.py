@@ -4,6 +4,7 @@ formats of numbers, and Markdown tables and image links."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -56,6 +57,38 @@ def md_table(header: list[str], rows: list[list]) -> list[str]:
     return out + [""]
 
 
-def md_image(figures: str | None, name: str, alt: str) -> list[str]:
-    """The link to ``figures/name.png`` (nothing when the report has no figures)."""
-    return [f"![{alt}]({figures}/{name}.png)", ""] if figures else []
+def task_slugs(tasks) -> dict[str, str]:
+    """Each task's :func:`slug`, made unique: ``cora/node_cls`` and ``cora node_cls`` share a
+    slug, so the second becomes ``cora_node_cls-2`` (one task's figure never replaces
+    another's)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for task in dict.fromkeys(tasks):
+        base = candidate = slug(task)
+        n = 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{base}-{n}"
+        out[task] = candidate
+        taken.add(candidate)
+    return out
+
+
+@dataclass(frozen=True)
+class FigureLinks:
+    """Where the report's figures are (relative to report.md) and which were drawn."""
+
+    folder: str
+    drawn: frozenset[str]
+
+
+def md_image(figures: FigureLinks | str | None, name: str, alt: str) -> list[str]:
+    """The link to ``figures/name.png``: nothing when the report has no figures or when
+    this one was not drawn (a folder given as text links every figure)."""
+    if not figures:
+        return []
+    if isinstance(figures, FigureLinks):
+        if name not in figures.drawn:
+            return []
+        figures = figures.folder
+    return [f"![{alt}]({figures}/{name}.png)", ""]

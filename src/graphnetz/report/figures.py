@@ -22,7 +22,7 @@ from graphnetz import stats  # noqa: E402
 from graphnetz.atomic import save_figure, tight_bbox  # noqa: E402
 
 from .analysis import CriticalDifference, ReportAnalysis  # noqa: E402
-from .cells import mark_best, pval, slug  # noqa: E402
+from .cells import mark_best, pval, task_slugs  # noqa: E402
 
 STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "figure.dpi": 100}
 FORMATS = ("png", "pdf")
@@ -90,7 +90,7 @@ def cd_diagram(cd: CriticalDifference) -> plt.Figure:
             )
         f = cd.ranks.friedman
         ax.set_title(
-            f"Friedman $\\chi^2_F$ = {f.statistic:.2f}, p = {pval(f.pvalue)} "
+            f"Friedman χ² = {f.statistic:.2f}, p = {pval(f.pvalue)} "
             f"(N = {f.n_tasks} tasks, k = {k} models, α = {cd.ranks.alpha:g})",
             pad=4,
         )
@@ -262,17 +262,26 @@ def posterior_bars(rows: pd.DataFrame, title: str) -> plt.Figure:
 
 
 def write_figures(analysis: ReportAnalysis, directory: str | Path) -> list[Path]:
-    """Draw every figure into ``directory``; returns the written paths."""
-    directory = Path(directory)
+    """Draw every figure into ``directory``; returns the written paths.
+
+    Names are drawn as written: ``$`` in a task or model name is not read as mathtext
+    (which would fail on an unknown symbol or typeset the name differently from the tables).
+    """
+    with plt.rc_context({"text.parse_math": False}):  # also for tick labels made at save time
+        return _write_figures(analysis, Path(directory))
+
+
+def _write_figures(analysis: ReportAnalysis, directory: Path) -> list[Path]:
     summary = mark_best(analysis.summary)
     if summary.empty:
         return []
+    slugs = task_slugs(analysis.tasks)
     alpha, ci = analysis.settings.alpha, analysis.settings.ci
     ci_label = f"{100 * (1 - alpha):g}% {'t' if ci == 't' else 'bootstrap'} CI"
     paths: list[Path] = []
     for task in dict.fromkeys(summary["task"]):
         paths += _save(
-            task_chart(summary[summary["task"] == task], ci_label), directory, f"task_{slug(task)}"
+            task_chart(summary[summary["task"] == task], ci_label), directory, f"task_{slugs[task]}"
         )
     paths += _save(dashboard(summary, ci_label), directory, "dashboard")
     pw = analysis.pairwise
@@ -281,7 +290,7 @@ def write_figures(analysis: ReportAnalysis, directory: str | Path) -> list[Path]
         paths += _save(
             pairwise_heatmap(pw[pw["task"] == task], models, alpha),
             directory,
-            f"pairwise_{slug(task)}",
+            f"pairwise_{slugs[task]}",
         )
     cd = analysis.critical_difference
     if cd.applicable:
@@ -295,7 +304,7 @@ def write_figures(analysis: ReportAnalysis, directory: str | Path) -> list[Path]
         rows = eq[(eq["task"] == task) & eq["p_rope"].notna()]
         if len(rows):
             title = f"{task}: posterior, ROPE ±{margin:g}"
-            paths += _save(posterior_bars(rows, title), directory, f"bayes_{slug(task)}")
+            paths += _save(posterior_bars(rows, title), directory, f"bayes_{slugs[task]}")
     if not analysis.bayes_across.empty:
         title = f"Across tasks (per-task means): posterior, ROPE ±{margin:g}"
         paths += _save(

@@ -27,11 +27,29 @@ _ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\^{}",
+    "[": "{[}",  # a row starting with [ would be read as the optional argument of \\
 }
 
 
 def escape(text: str) -> str:
     return "".join(_ESCAPES.get(c, c) for c in str(text))
+
+
+def math_number(x: float, fmt: str = ".2f") -> str:
+    """A statistic inside ``$...$``: ``\\infty`` for an infinite one."""
+    if math.isinf(x):
+        return r"\infty" if x > 0 else r"-\infty"
+    return format(x, fmt)
+
+
+def math_p(p: float) -> str:
+    """A p-value inside ``$...$``: as :func:`pval`, with ``1.2\\times10^{-5}`` for the small
+    ones (``1.2e-05`` would be typeset as a subtraction)."""
+    text = "0" if p == 0 else pval(p)
+    if "e" not in text:
+        return r"\mathrm{n/a}" if text == "n/a" else text
+    mantissa, exponent = text.split("e")
+    return rf"{mantissa}\times10^{{{int(exponent)}}}"
 
 
 def _cell(r: pd.Series) -> str:
@@ -49,6 +67,7 @@ def summary_table(analysis: ReportAnalysis) -> str:
     models = list(dict.fromkeys(s["model"]))
     up, down = r"$\uparrow$", r"$\downarrow$"
     arrows = {t: up if analysis.directions[t] == "max" else down for t in tasks}
+    metrics = {t: s.loc[s["task"] == t, "metric"].iloc[0] for t in tasks}
     level = f"{100 * (1 - st.alpha):g}"
     kind = "Student-t" if st.ci == "t" else f"percentile bootstrap (B = {st.n_resamples})"
     lines = [
@@ -58,11 +77,12 @@ def summary_table(analysis: ReportAnalysis) -> str:
         r"\caption{Mean over seeds with the " + level + r"\,\% " + kind + r" CI half-width "
         r"$\pm h$. Bold: best mean per task (by the metric's direction, $\uparrow$ higher is "
         r"better, $\downarrow$ lower is better). Underlined: CI overlaps the best model's CI. "
-        r"n/a: CI undefined (a single seed).}",
+        r"n/a: CI undefined (a single seed). " + _split_note(metrics.values()) + "}",
         r"\label{tab:summary}",
         r"\begin{tabular}{l" + "c" * len(tasks) + "}",
         r"\toprule",
-        "Model & " + " & ".join(f"{escape(t)} {arrows[t]}" for t in tasks) + r" \\",
+        "Model & " + " & ".join(escape(t) for t in tasks) + r" \\",
+        " & " + " & ".join(f"{escape(metrics[t])} {arrows[t]}" for t in tasks) + r" \\",
         r"\midrule",
     ]
     for m in models:
@@ -73,6 +93,14 @@ def summary_table(analysis: ReportAnalysis) -> str:
         lines.append(f"{escape(m)} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def _split_note(metrics) -> str:
+    """Which split the table's values come from (``val:accuracy`` is the validation split's)."""
+    splits = sorted({m.split(":", 1)[0] if ":" in m else "test" for m in metrics})
+    names = {"val": "validation", "train": "training"}
+    named = " and ".join(names.get(x, x) for x in splits)
+    return f"Values from the {escape(named)} split{'s' if len(splits) > 1 else ''}."
 
 
 def pairwise_table(analysis: ReportAnalysis) -> str:
@@ -122,9 +150,11 @@ def ranks_table(analysis: ReportAnalysis) -> str | None:
         r"\begin{table}[t]",
         r"\centering",
         rf"\caption{{Mean ranks over $N = {f.n_tasks}$ tasks (1 = best). Friedman "
-        rf"$\chi^2_F = {f.statistic:.2f}$, $p = {pval(f.pvalue)}$; Iman--Davenport "
-        rf"$F = {f.iman_davenport:.2f}$, $p = {pval(f.iman_davenport_pvalue)}$; Nemenyi "
-        rf"$CD_{{{analysis.settings.alpha:g}}} = {cd.cd:.2f}$.}}",
+        rf"$\chi^2_F = {math_number(f.statistic)}$, $p = {math_p(f.pvalue)}$; Iman--Davenport "
+        rf"$F = {math_number(f.iman_davenport)}$, $p = {math_p(f.iman_davenport_pvalue)}$; "
+        rf"Nemenyi $CD_{{{analysis.settings.alpha:g}}} = {math_number(cd.cd)}$."
+        + _left_out(cd.ranks)
+        + "}",
         r"\label{tab:ranks}",
         r"\begin{tabular}{lr}",
         r"\toprule",
@@ -134,6 +164,18 @@ def ranks_table(analysis: ReportAnalysis) -> str | None:
     lines += [f"{escape(m)} & {v:.2f} \\\\" for m, v in cd.mean_ranks.items()]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def _left_out(ranks) -> str:
+    """What the rank table does not cover: models or tasks dropped for absent cells."""
+    parts = []
+    if ranks.dropped_models:
+        names = ", ".join(escape(m) for m in ranks.dropped_models)
+        parts.append(f" Not ranked (absent on some task): {names}.")
+    if ranks.dropped_tasks:
+        names = ", ".join(escape(t) for t in ranks.dropped_tasks)
+        parts.append(f" Tasks left out (some model absent): {names}.")
+    return "".join(parts)
 
 
 def _prob(value: float) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .analysis import ReportAnalysis
-from .cells import mark_best, md_image, md_table, num, pval, slug
+from .cells import FigureLinks, mark_best, md_image, md_table, num, pval, task_slugs
 from .markdown_datasets import datasets_markdown
 from .markdown_robustness import (
     equivalence_lines,
@@ -96,9 +96,9 @@ def cost_lines(analysis: ReportAnalysis) -> list[str]:
             r["task"],
             r["model"],
             r["n"],
-            f"{r['wall_s']:.1f}",
-            f"{r['epochs']:.0f}",
-            f"{r['s_per_epoch']:.3f}",
+            num(r["wall_s"], 1),
+            num(r["epochs"], 0),
+            num(r["s_per_epoch"], 3),
         ]
         for r in cost.to_dict("records")
     ]
@@ -160,7 +160,7 @@ def _pair_cells(r: dict) -> list:
     ]
 
 
-def pairwise_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+def pairwise_lines(a: ReportAnalysis, figures: FigureLinks | str | None) -> list[str]:
     L = [
         "## Pairwise comparisons within each task",
         "",
@@ -172,6 +172,7 @@ def pairwise_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
         "",
     ]
     pw = a.pairwise
+    slugs = task_slugs(a.tasks)
     header = ["A", "B", "n", "Δμ (A−B)", "p_t (Holm)", "p_W (Holm)", "agree", "significant"]
     for task in a.tasks:
         L += [f"### {task}", ""]
@@ -181,9 +182,9 @@ def pairwise_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
             L += md_table([*header, "note"], rows)
         else:
             L += ["Only one model: nothing to compare.", ""]
-        L += md_image(figures, f"task_{slug(task)}", task)
+        L += md_image(figures, f"task_{slugs[task]}", task)
         if rows:
-            L += md_image(figures, f"pairwise_{slug(task)}", f"{task} pairwise p")
+            L += md_image(figures, f"pairwise_{slugs[task]}", f"{task} pairwise p")
     return L
 
 
@@ -199,7 +200,7 @@ def _iman_davenport(f) -> str:
     )
 
 
-def across_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+def across_lines(a: ReportAnalysis, figures: FigureLinks | str | None) -> list[str]:
     L = ["## Across tasks: Friedman test and Nemenyi critical difference", ""]
     cd = a.critical_difference
     ranks = cd.ranks
@@ -246,7 +247,7 @@ def _clique_rule(method: str) -> str:
     return "groups with no significant pair (Wilcoxon signed-rank on per-task means, Holm)"
 
 
-def advisor_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+def advisor_lines(a: ReportAnalysis, figures: FigureLinks | str | None) -> list[str]:
     L = [
         "## Seed advisor",
         "",
@@ -297,8 +298,9 @@ def runs_lines(a: ReportAnalysis) -> list[str]:
     return L
 
 
-def render(analysis: ReportAnalysis, figures: str | None = None) -> str:
-    """The whole report as Markdown; ``figures`` is the relative folder of the PNGs, if any.
+def render(analysis: ReportAnalysis, figures: FigureLinks | str | None = None) -> str:
+    """The whole report as Markdown; ``figures``: the figures drawn (:class:`FigureLinks`)
+    or the relative folder of the PNGs (every figure linked), if any.
 
     The Datasets section, when the analysis has one, comes last.
     """

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from .analysis import RankAnalysis, ReportAnalysis
-from .cells import md_image, md_table, num, pval, slug
+from .cells import FigureLinks, md_image, md_table, num, pval, task_slugs
 
 
 def prob(value: float) -> str:
@@ -54,12 +54,13 @@ def pairing_lines(a: ReportAnalysis) -> list[str]:
     return L + md_table(["task", "A", "B", "seed", "differs in"], rows)
 
 
-def equivalence_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
+def equivalence_lines(a: ReportAnalysis, figures: FigureLinks | str | None) -> list[str]:
     """TOST verdicts and Bayesian probabilities per pair within each task, and across."""
     margin = a.settings.equivalence_margin
     if margin is None:
         return []
     method = "paired t-test" if a.settings.pairwise_method == "t" else "Wilcoxon test"
+    slugs = task_slugs(a.tasks)
     L = [
         "## Equivalence and Bayesian comparison",
         "",
@@ -94,7 +95,7 @@ def equivalence_lines(a: ReportAnalysis, figures: str | None) -> list[str]:
             for r in eq[eq["task"] == task].to_dict("records")
         ]
         L += [f"### {task}", ""] + md_table(header, rows)
-        L += md_image(figures, f"bayes_{slug(task)}", f"{task} posterior")
+        L += md_image(figures, f"bayes_{slugs[task]}", f"{task} posterior")
     across = a.bayes_across
     if not across.empty:
         L += [

@@ -327,6 +327,7 @@ def collect_csv(path: str | Path) -> Collected:
             f"{path}: missing column(s) {missing}; required {required} (+ optional 'direction')"
         )
     acc = Collected()
+    directions: dict[tuple[str, str], tuple[str, int]] = {}
     for line, row in enumerate(df.itertuples(index=False), start=2):  # line 1: the header
         empty = [c for c in ("task", "model", "seed", "metric") if pd.isna(getattr(row, c))]
         if empty:
@@ -348,6 +349,12 @@ def collect_csv(path: str | Path) -> Collected:
         if seed is None:
             raise ValueError(f"{path}, line {line}: seed {row.seed!r} is not an integer")
         task, model = str(row.task), str(row.model)
+        first = directions.setdefault((task, metric), (direction, line))
+        if first[0] != direction:
+            raise ValueError(
+                f"{path}, line {line}: direction {direction!r} of {metric} on {task} differs "
+                f"from {first[0]!r} on line {first[1]}; a metric has one direction per task"
+            )
         primary = acc.primary_metrics.setdefault(task, metric)  # the first listed, finite or not
         if not math.isfinite(value):
             if metric == primary:  # the run's result is not a number: a failed run
