@@ -95,3 +95,17 @@ def test_the_cached_loader_pickles_for_worker_processes():
     copy = pickle.loads(pickle.dumps(cached))
     assert copy._composed == {} and copy._ready == {}
     assert copy.load_sweep_config(master, ["seed=4"]).seed == 4
+
+
+def test_a_group_found_only_on_the_searchpath_is_composed_as_a_group(tmp_path):
+    # a tuning study's config root: +tuned=X must select the group, not set `tuned: X`
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "mine.yaml").write_text("# @package _global_\ntask:\n  lr: 0.123\n")
+    searchpath = f"hydra.searchpath=[file://{tmp_path}]"
+    loader, master = _loader_and_master("seed=0,1", searchpath)
+    cached = CachedComposition(loader)
+    job = ["+tuned=mine", "seed=1"]
+    cached.load_sweep_config(master, ["+tuned=mine", "seed=0"])
+    ours = cached.load_sweep_config(master, job)
+    assert ours.task.lr == 0.123 and "tuned" not in ours
+    assert _container(ours) == _container(loader.load_sweep_config(master, job))

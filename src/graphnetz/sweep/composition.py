@@ -45,6 +45,8 @@ class CachedComposition:
         self._composed: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
         #: (master config, the job's overrides) -> its config, composed ahead of its launch
         self._ready: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
+        #: (master config, the job's hydra.searchpath) -> the repository it composes from
+        self._repositories: dict[tuple[int, tuple[str, ...]], Any] = {}
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # never delegate our own state (pickling looks these up)
@@ -52,7 +54,8 @@ class CachedComposition:
         return getattr(self._loader, name)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"_loader": self._loader, "_composed": {}, "_ready": {}}  # workers compose theirs
+        # workers compose theirs
+        return {"_loader": self._loader, "_composed": {}, "_ready": {}, "_repositories": {}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -71,7 +74,8 @@ class CachedComposition:
         if ready is not None:
             return ready
         parsed = OverridesParser.create().parse_overrides(list(sweep_overrides))
-        deferred = [self._is_value_override(o) for o in parsed]
+        repository = self._repository(master_config, parsed)
+        deferred = [_is_value_override(o, repository) for o in parsed]
         kept = tuple(o.input_line for o, later in zip(parsed, deferred, strict=True) if not later)
         key = (id(master_config), kept)
         if key not in self._composed:
@@ -82,13 +86,32 @@ class CachedComposition:
         _set_override_bookkeeping(config, parsed)
         return config
 
-    def _is_value_override(self, override: Override) -> bool:
-        """Hydra's own rule for an override it applies after composition (a config
-        override, not a group choice), leaving ``hydra.*`` keys to full composition."""
-        if override.is_hydra_override():
-            return False
-        is_group = self._loader.repository.group_exists(override.key_or_group)
-        return isinstance(override.value(), dict) or not is_group
+    def _repository(self, master_config: DictConfig, parsed: list[Override]) -> Any:
+        """The config repository Hydra composes this job from: the loader's, extended by
+        ``hydra.searchpath`` (of the primary config, the command line or the job), so that
+        a group found only there (``+tuned=X`` from a study's config root) is a group."""
+        job_paths = tuple(o.input_line for o in parsed if _is_searchpath(o))
+        key = (id(master_config), job_paths)
+        if key not in self._repositories:
+            overrides = [*master_config.hydra.overrides.hydra, *job_paths]
+            _, repository = self._loader._parse_overrides_and_create_caching_repo(
+                master_config.hydra.job.config_name, overrides
+            )
+            self._repositories[key] = repository
+        return self._repositories[key]
+
+
+def _is_searchpath(override: Override) -> bool:
+    return override.get_key_element() == "hydra.searchpath"
+
+
+def _is_value_override(override: Override, repository: Any) -> bool:
+    """Hydra's own rule for an override it applies after composition (a config override,
+    not a group choice), leaving ``hydra.*`` keys to full composition."""
+    if override.is_hydra_override():
+        return False
+    is_group = repository.group_exists(override.key_or_group)
+    return isinstance(override.value(), dict) or not is_group
 
 
 def _set_override_bookkeeping(config: DictConfig, parsed: list[Override]) -> None:
