@@ -219,6 +219,13 @@ def test_a_task_loader_receives_the_root_and_each_run_seed(data_dir):
     assert calls == [(str(data_dir / "club"), 3), (str(data_dir / "club"), 7)]  # shared by A, B
 
 
+def test_a_loader_whose_first_parameter_has_a_default_gets_no_root(data_dir):
+    # KarateClub(transform=None): the data directory is not a transform
+    task = Task("kc", "node_cls", KarateClub, epochs=2, split="random")
+    report = run_benchmark(models={"G": "gcn"}, tasks=[task], seeds=(0,), root=data_dir, **FEW)
+    assert list(report.summary()["n"]) == [1]
+
+
 def test_the_same_seed_gives_the_same_metric(data_dir):
     def once():
         task = Task("club", "node_cls", karate, epochs=3)

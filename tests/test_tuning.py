@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
@@ -218,3 +220,67 @@ def test_the_report_says_which_runs_were_tuned_and_how(tmp_path, clean, data_dir
     assert lines[0] in markdown and lines[1] in markdown and lines[2] in markdown
     report.to_json(tmp_path / "report.json")  # the summary survives a reload
     assert lines[1] in BenchmarkReport.from_json(tmp_path / "report.json").to_markdown()
+
+
+def tuned_config(tmp_path, study, *overrides):
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        search_path = f"hydra.searchpath=[file://{tmp_path}]"
+        return compose("config", overrides=[*BASE, f"+tuned={study}", search_path, *overrides])
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("task.lr=0.5", "task.lr=0.5 in this run, but \\+tuned=.* was selected task.lr="),
+        ("trainer.max_epochs=7", "max_epochs=7 in this run, but .* searched at .*max_epochs=3"),
+    ],
+)
+def test_a_tuned_run_that_trains_another_point_is_refused(tmp_path, clean, override, message):
+    write_tuned_config(clean, tmp_path)
+    with pytest.raises(ConfigError, match=message):
+        resolve_run(tuned_config(tmp_path, clean.study, override))
+    resolve_run(tuned_config(tmp_path, clean.study, "num_threads=2"))  # no result changes
+
+
+def test_a_tuned_config_of_another_study_is_not_replaced(tmp_path, clean):
+    write_tuned_config(clean, tmp_path)
+    other = dataclasses.replace(clean, storage="/elsewhere/study.journal")
+    with pytest.raises(TuneError, match="holds the point of another study"):
+        write_tuned_config(other, tmp_path)
+    write_tuned_config(clean, tmp_path)  # the same study may write its point again
+
+
+def test_a_rerun_with_a_smaller_budget_records_every_trial_it_chose_from(tmp_path, data_dir_module):
+    first = search(tmp_path, "out", data_dir_module)
+    first.budget = 2
+    first.run()
+    again = Search([*BASE, f"paths.data_dir={data_dir_module}"], SPACE, tmp_path / "out", budget=1)
+    assert again.run().budget == 2
+    reseeded = dataclasses.replace(SPACE, sampler_seed=8)
+    with pytest.raises(TuneError, match="sampler settings differ"):
+        Search([*BASE, f"paths.data_dir={data_dir_module}"], reseeded, tmp_path / "out").run()
+
+
+def test_a_space_with_an_unknown_key_is_refused_by_name():
+    with pytest.raises(SpaceError, match=r"unknown key\(s\) \['budjet'\]"):
+        parse_space("typo", {"budjet": 5, "params": SPACE.params})
+    lr = {"type": "float", "low": 1e-3, "high": 0.1, "lg": True}
+    with pytest.raises(SpaceError, match=r"params.task.lr: unknown key\(s\) \['lg'\]"):
+        parse_space("typo", {"params": {"task.lr": lr}})
+    assert parse_space("plain", {"params": SPACE.params}).inner_seeds == (100, 101, 102)
+
+
+def test_repeated_inner_seeds_and_an_unfit_model_are_refused_before_training(tmp_path):
+    with pytest.raises(TuneError, match="inner seeds must be distinct"):
+        Search(BASE, SPACE, tmp_path, inner_seeds=[1, 1])
+    with pytest.raises(TuneError, match="nothing to tune"):
+        Search([*BASE, "model=gin"], SPACE, tmp_path)
+
+
+def test_the_tune_command_prints_a_bad_config_as_an_error(tmp_path, capsys):
+    from graphnetz.tune.__main__ import main
+
+    assert main(["--out", str(tmp_path), "model=nosuch"]) == 2
+    assert main(["--out", str(tmp_path), "dataset=karate", "task=graph_cls"]) == 2
+    err = capsys.readouterr().err
+    assert "error: " in err and "Traceback" not in err and "does not serve" in err

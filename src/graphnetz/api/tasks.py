@@ -36,7 +36,8 @@ class BenchmarkTask:
     ``loader`` is the data: a ``Data`` object, a list/``Dataset`` of graphs, a
     ``{"train", "val", "test"}`` dict (or a 3-tuple) of graph collections, or a callable
     returning one of these, called as ``loader(root, seed=seed)`` with whichever of the two
-    it takes (with ``seed``: once per run seed, else once and reused). Catalogue tasks keep
+    it takes (``root``: a first parameter named ``root`` or without a default; with
+    ``seed``: once per run seed, else once and reused). Catalogue tasks keep
     their loader config here and name their YAML in ``conf``. ``split`` is the
     ``dataset.split`` value: None (the data's masks or canonical split) or ``"random"`` /
     ``{"type": "random", "train": 0.6, "val": 0.2}`` (a seeded split per run).
@@ -96,8 +97,15 @@ class BenchmarkTask:
                 inspect.Parameter.POSITIONAL_ONLY,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
             )
-            takes_root = first is not None and first.kind in positional and first.name != "seed"
-            args = [root] if takes_root else []  # the reference's loader(root, *, seed)
+            # the reference's loader(root, *, seed); a first parameter with a default is a
+            # root only by name (KarateClub(transform=None) takes none)
+            takes_root = (
+                first is not None
+                and first.kind in positional
+                and first.name != "seed"
+                and (first.name == "root" or first.default is inspect.Parameter.empty)
+            )
+            args = [root] if takes_root else []
             source = source(*args, **({"seed": seed} if self.seeded else {}))
         if isinstance(source, tuple) and len(source) == 3 and not isinstance(source[0], BaseData):
             source = dict(zip(SPLIT_NAMES, source, strict=True))  # (train, val, test)

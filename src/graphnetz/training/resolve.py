@@ -184,11 +184,34 @@ def _check_tuned_for(config: dict[str, Any], task_type: str) -> None:
         return
     run = {"dataset": config["dataset"]["name"], "task_type": task_type}
     run["model"] = config["model"]["name"]
+    study = config["tuning"].get("study")
     if dict(tuned_for) != run:
         raise ConfigError(
-            f"+tuned={config['tuning'].get('study')} was selected for {dict(tuned_for)}, "
+            f"+tuned={study} was selected for {dict(tuned_for)}, "
             f"not for this run {run}; tune this (task, model) or drop +tuned"
         )
+    tuning = config["tuning"]
+    for what, expected in (
+        ("selected", tuning.get("params")),
+        ("searched at", tuning.get("values")),
+    ):
+        for key, value in (expected or {}).items():
+            here = _select(config, key)
+            if here != value:
+                raise ConfigError(
+                    f"{key}={here!r} in this run, but +tuned={study} was {what} {key}={value!r}; "
+                    f"drop the override of {key} or drop +tuned"
+                )
+
+
+def _select(config: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of a plain config (None where absent)."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 def _check_checkpoint_every(every_s: Any) -> None:

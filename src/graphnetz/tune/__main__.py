@@ -7,8 +7,11 @@ import argparse
 import logging
 import sys
 
+from hydra.errors import HydraException
+
 from graphnetz.cli.quick_exit import exit_after
 from graphnetz.launch import absolute_path
+from graphnetz.training.resolve import ConfigError
 from graphnetz.training.run import quiet_libraries
 from graphnetz.tune.selected import write_tuned_config
 from graphnetz.tune.space import SpaceError, available_spaces, load_space
@@ -53,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             inner_seeds=args.inner_seeds,
         )
         result = search.run()
-    except (TuneError, SpaceError) as err:
+        path = write_tuned_config(result, args.config_root)
+    except (TuneError, SpaceError, ConfigError, HydraException) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    path = write_tuned_config(result, args.config_root)
     print(
         f"selected for {result.study}: {result.params}\n"
         f"  mean val {result.metric} = {result.value:.4f} over seeds {list(result.inner_seeds)}; "

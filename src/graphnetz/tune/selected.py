@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 
 from graphnetz.atomic import write_text
 from graphnetz.config_dir import CONF_DIR
-from graphnetz.tune.study import TuneResult
+from graphnetz.tune.study import TuneError, TuneResult
 
 TUNED_GROUP = "tuned"
 
@@ -39,7 +39,16 @@ def tuned_config_text(result: TuneResult) -> str:
 
 
 def write_tuned_config(result: TuneResult, config_root: str | Path | None = None) -> Path:
+    """Write ``+tuned=<study>``; a file there from another study (another ``--out``) is
+    not replaced: its runs would silently take this study's point."""
     root = Path(config_root) if config_root is not None else CONF_DIR
     path = root / TUNED_GROUP / f"{result.study}.yaml"
+    if path.is_file():
+        earlier = (OmegaConf.load(path).get("tuning") or {}).get("storage")
+        if earlier != result.storage:
+            raise TuneError(
+                f"{path} holds the point of another study ({earlier}); delete it to "
+                f"replace it, or give --config-root another folder"
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_text(path, tuned_config_text(result))

@@ -63,11 +63,25 @@ def load_space(name_or_path: str) -> SearchSpace:
     return parse_space(path.stem, raw)
 
 
+#: the keys of a space file, and of each distribution by type
+SPACE_KEYS = ("params", "budget", "inner_seeds", "sampler_seed", "n_startup_trials")
+DISTRIBUTION_KEYS = {
+    "float": ("type", "low", "high", "log"),
+    "int": ("type", "low", "high", "log"),
+    "categorical": ("type", "choices"),
+}
+#: inner seeds of a space that names none: apart from a seed sweep's seed='range(10)'
+DEFAULT_INNER_SEEDS = [100, 101, 102]
+
+
 def parse_space(name: str, raw: Any) -> SearchSpace:
     if not isinstance(raw, dict) or not isinstance(raw.get("params"), dict) or not raw["params"]:
         raise SpaceError(f"search space {name!r} needs a non-empty mapping 'params'")
+    unknown = [k for k in raw if k not in SPACE_KEYS]
+    if unknown:
+        raise SpaceError(f"{name}: unknown key(s) {unknown}; a space has {list(SPACE_KEYS)}")
     params = {str(k): _checked(name, str(k), v) for k, v in raw["params"].items()}
-    seeds = raw.get("inner_seeds", [0, 1, 2])
+    seeds = raw.get("inner_seeds", DEFAULT_INNER_SEEDS)
     if not isinstance(seeds, list) or not seeds or not all(_is_int(s) for s in seeds):
         raise SpaceError(f"{name}: inner_seeds must be a non-empty list of integers, got {seeds!r}")
     if len(set(seeds)) != len(seeds):
@@ -87,6 +101,10 @@ def _checked(name: str, key: str, dist: Any) -> dict[str, Any]:
     if not isinstance(dist, dict) or dist.get("type") not in TYPES:
         got = dist.get("type") if isinstance(dist, dict) else dist
         raise SpaceError(f"{where}: type {got!r} is not one of {list(TYPES)}")
+    unknown = [k for k in dist if k not in DISTRIBUTION_KEYS[dist["type"]]]
+    if unknown:
+        valid = list(DISTRIBUTION_KEYS[dist["type"]])
+        raise SpaceError(f"{where}: unknown key(s) {unknown}; a {dist['type']} has {valid}")
     if dist["type"] == "categorical":
         choices = dist.get("choices")
         if not isinstance(choices, list) or not choices:

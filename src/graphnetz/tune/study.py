@@ -29,12 +29,14 @@ import optuna
 from filelock import FileLock, Timeout
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from graphnetz.config_dir import CONF_DIR
+from graphnetz.run_identity import RESULT_NEUTRAL_KEYS, TRAINER_NEUTRAL_KEYS
+from graphnetz.training.build import incompatibility
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.run import run_experiment
 from graphnetz.tune.space import SearchSpace, SpaceError
@@ -65,6 +67,9 @@ class TuneResult:
     trials_failed: int
     base_overrides: tuple[str, ...]
     for_run: dict[str, str]
+    base_values: dict[str, Any]
+    sampler_seed: int
+    n_startup_trials: int
 
     def tuning_block(self) -> dict[str, Any]:
         """What ``+tuned=<study>`` puts in every run's config (and so in its record)."""
@@ -82,7 +87,11 @@ class TuneResult:
             "value": self.value,
             "params": dict(self.params),
             "sampler": "optuna TPESampler",
+            "sampler_seed": self.sampler_seed,
+            "n_startup_trials": self.n_startup_trials,
             "for": dict(self.for_run),
+            "overrides": list(self.base_overrides),
+            "values": dict(self.base_values),
         }
 
 
@@ -117,6 +126,23 @@ def check_base_overrides(overrides: Sequence[str], space: SearchSpace) -> None:
             raise TuneError(f"{key} is searched by space {space.name!r}; do not also set it")
 
 
+def base_values(overrides: Sequence[str], cfg: DictConfig) -> dict[str, Any]:
+    """The plain values the search's overrides set (``trainer.max_epochs=3``: 3), as
+    composed: a tuned run must train with the same ones. Group choices (``dataset=cora``)
+    are left to the tuned point's ``for``; settings that do not change a result (threads,
+    paths, resuming: ``run_identity``) are not recorded."""
+    values = {}
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        key = override.get_key_element().lstrip("+~")
+        value = OmegaConf.select(cfg, key, default=None)
+        top, _, rest = key.partition(".")
+        neutral = top in RESULT_NEUTRAL_KEYS or (top == "trainer" and rest in TRAINER_NEUTRAL_KEYS)
+        if neutral or isinstance(value, DictConfig | ListConfig):
+            continue
+        values[key] = value
+    return values
+
+
 def validation_score(records: Sequence[Any]) -> float | None:
     """The mean validation primary metric of ok runs; None when one is missing/non-finite."""
     values = [r.validation_value() for r in records]
@@ -142,6 +168,8 @@ class Search:
         self.inner_seeds = tuple(inner_seeds if inner_seeds is not None else space.inner_seeds)
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
             raise TuneError(f"budget must be a positive number of trials, got {self.budget!r}")
+        if not self.inner_seeds or len(set(self.inner_seeds)) != len(self.inner_seeds):
+            raise TuneError(f"inner seeds must be distinct, got {list(self.inner_seeds)}")
         cfg = compose_run([*self.overrides, f"seed={self.inner_seeds[0]}"])
         absent = object()  # a key set to null (task.patience) is there, and searchable
         missing = [k for k in space.params if OmegaConf.select(cfg, k, default=absent) is absent]
@@ -151,6 +179,10 @@ class Search:
                 f"{' '.join(self.overrides) or 'the defaults'} does not have"
             )
         spec = resolve_run(cfg)
+        unfit = incompatibility(spec.config["model"], spec.task_type)
+        if unfit is not None:  # every trial would be skipped
+            raise TuneError(f"nothing to tune: {unfit}")
+        self.base_values = base_values(self.overrides, cfg)
         self.direction, self.metric = spec.task_cls.direction, spec.task_cls.primary_metric
         self.for_run = {"dataset": spec.dataset, "task_type": spec.task_type, "model": spec.model}
         self.name = f"{spec.dataset}_{spec.task_type}_{spec.model}"
@@ -185,13 +217,18 @@ class Search:
         )
         asked = {"space": self.space.params, "inner_seeds": list(self.inner_seeds)}
         asked["overrides"] = sorted(self.overrides)
+        asked["sampler_seed"] = self.space.sampler_seed
+        asked["n_startup_trials"] = self.space.n_startup_trials
+        asked = json.loads(json.dumps(asked))
         known = study.user_attrs.get("search")
         if known is None:
             study.set_user_attr("search", asked)
-        elif known != json.loads(json.dumps(asked)):
+        # a study begun before the sampler settings were recorded is compared without them
+        elif {k: v for k, v in asked.items() if k in known} != known:
             raise TuneError(
                 f"{self.storage_path} holds another search of {self.name} (space, inner "
-                f"seeds or overrides differ: {known}); choose another output folder"
+                f"seeds, overrides or sampler settings differ: {known}); choose another "
+                "output folder"
             )
         return study
 
@@ -248,11 +285,14 @@ class Search:
             metric=self.metric,
             direction=self.direction,
             inner_seeds=self.inner_seeds,
-            budget=self.budget,
+            budget=max(self.budget, _done(study)),  # selected among every finished trial
             trials_complete=len(complete),
             trials_failed=len(failed),
             base_overrides=tuple(self.overrides),
             for_run=self.for_run,
+            base_values=self.base_values,
+            sampler_seed=self.space.sampler_seed,
+            n_startup_trials=self.space.n_startup_trials,
         )
 
 
