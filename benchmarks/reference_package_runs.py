@@ -13,7 +13,9 @@ reference's Netzschleuder class as the ``edges.csv`` it would download (each und
 pair once, node ids as ours), so both sides train on the same edges; the reference keeps
 the epochs of its own task registry. Results go to a JSON file, one cell (dataset x
 model) at a time, so an interrupted run resumes with the cells it has; nothing finished
-is overwritten (a cell already there is skipped).
+is overwritten (a cell already there is skipped). Each cell keeps its metric; the file's
+``about.commands`` gets, as each cell finishes, this run's command restricted to the cells
+it has written (one command per dataset), so it never lists a cell that is not there.
 
     python benchmarks/reference_package_runs.py --peer-venv /tmp/peer --mirror ../shared/data \\
         --datasets euroroad,board_directors --models gcn,sage,gat,gt --seeds 40 \\
@@ -108,6 +110,27 @@ def stage_planetoid(root: Path, name: str, mirror: str) -> None:
     shutil.copytree(Path(mirror) / "Planetoid" / folder / "raw", root / folder / "raw")
 
 
+def written_command(args: argparse.Namespace, dataset: str, models: list[str]) -> str:
+    """This run's command line restricted to one dataset and the models it has written."""
+    parts = [
+        "python",
+        sys.argv[0],
+        f"--peer-venv {args.peer_venv} --mirror {args.mirror} --datasets {dataset}",
+        f"--models {','.join(models)} --seeds {args.seeds} --out {args.out}",
+    ]
+    return " ".join(parts)
+
+
+def record_command(about: dict, previous: str | None, command: str) -> None:
+    """Put ``command`` in ``about['commands']`` in place of ``previous`` (this run's
+    earlier command for the same dataset), or after the others."""
+    commands = about.setdefault("commands", [])
+    if previous in commands:
+        commands[commands.index(previous)] = command
+    elif command not in commands:
+        commands.append(command)
+
+
 def run_cell(python: Path, root: Path, name: str, model: str, seeds: int) -> dict:
     task_type = "node_cls" if name in PLANETOID else "link_pred"
     payload = [str(root), name, task_type, model, seeds]
@@ -139,13 +162,11 @@ def main() -> None:
     about = results.setdefault(
         "about",
         {
-            "reference": "graphnetz==0.2.0 run_benchmark, final-epoch test metric per seed",
+            "reference": "graphnetz==0.2.0 run_benchmark, final-epoch test metric per seed "
+            "(each cell's 'metric')",
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, one torch thread",
         },
     )
-    command = " ".join(["python", *(a if " " not in a else repr(a) for a in sys.argv)])
-    if command not in about.setdefault("commands", []):
-        about["commands"].append(command)
     cells = results.setdefault("cells", {})
     data_dir = tempfile.mkdtemp(prefix="reference-data-")
     for dataset in args.datasets.split(","):
@@ -163,6 +184,8 @@ def main() -> None:
                 "link_pred",
                 {"source": source, "our_nodes": nodes, "our_edges": len(pairs)},
             )
+        written: list[str] = []  # this run's finished models of the dataset
+        command = None
         for model in args.models.split(","):
             key = f"{dataset}/{task_type}/{model}"
             if key in cells and len(cells[key]["values"]) >= args.seeds:
@@ -170,8 +193,12 @@ def main() -> None:
                 continue
             start = time.perf_counter()
             cell = run_cell(python, root, dataset, PEER_NAMES[model], args.seeds)
+            cell.setdefault("metric", "test_auc" if task_type == "link_pred" else "test_acc")
             cell.update(ours)
             cells[key] = cell
+            written.append(model)
+            previous, command = command, written_command(args, dataset, written)
+            record_command(about, previous, command)
             tmp = out.with_suffix(".tmp")
             tmp.write_text(json.dumps(results, indent=1) + "\n")
             os.replace(tmp, out)

@@ -35,6 +35,7 @@ PUBLISHED_CSV = Path(__file__).resolve().parent / "reproduce" / "published.csv"
 DOC = REPO_ROOT / "docs" / "reproduction.md"
 PUBLISHED_COLUMNS = ("paper", "table", "row", "column", "value", "half_width", "unit", "source")
 NOT_AVAILABLE = "published value not available offline"
+RESTORE_COMMAND = "python -m graphnetz records restore --all"
 VERDICTS = ("inside", "explained", "open", "no published value", "missing")
 
 
@@ -85,6 +86,7 @@ class Cell:
     explanation: str | None = None  # why it differs, with the number that shows it
     missing_note: str = ""  # for an unmeasured cell: the command that fills it
     open_note: str = ""  # for an open cell: what was found or tried
+    remark: str = ""  # said after the verdict, whatever it is (e.g. why a match is circular)
 
     @property
     def difference(self) -> float | None:
@@ -174,20 +176,46 @@ def try_setting(cell: Cell, seeds: dict, what: str) -> str:
     return said
 
 
+def _package_file(path: str) -> dict:
+    """The JSON of ``benchmarks/reference_package_runs.py``; a missing or malformed file
+    stops the script with a message naming it (before anything is written)."""
+    file = Path(path)
+    if not file.is_file():
+        raise SystemExit(
+            f"--reference-package {path}: no such file (the shipped one is "
+            "benchmarks/reproduce/reference_package_runs.json; "
+            "benchmarks/reference_package_runs.py writes it)"
+        )
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise SystemExit(f"--reference-package {path} is not JSON: {err}") from None
+    about = data.get("about") if isinstance(data, dict) else None
+    if (
+        not isinstance(about, dict)
+        or "commands" not in about
+        or not isinstance(data.get("cells"), dict)
+    ):
+        raise SystemExit(
+            f"--reference-package {path} is not a file of benchmarks/reference_package_runs.py "
+            "(it needs 'cells' and 'about.commands')"
+        )
+    return data
+
+
 def read_reference_package_runs(path: str | None) -> dict[tuple[str, str], dict]:
     """``benchmarks/reference_package_runs.py``'s cells, keyed (dataset, model)."""
     if path is None:
         return {}
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     out = {}
-    for key, cell in cells.items():
+    for key, cell in _package_file(path)["cells"].items():
         dataset, _task, model = key.split("/")
         out[(dataset, model)] = cell
     return out
 
 
 def package_command(path: str) -> str:
-    return "; ".join(json.loads(Path(path).read_text(encoding="utf-8"))["about"]["commands"])
+    return "; ".join(_package_file(path)["about"]["commands"])
 
 
 def reference_package_note(cell: Cell, run: dict | None, ours_there: dict | None) -> None:
@@ -229,6 +257,11 @@ def reference_package_note(cell: Cell, run: dict | None, ours_there: dict | None
 
 
 def verdict_text(cell: Cell) -> str:
+    text = _verdict_words(cell)
+    return f"{text}; {cell.remark}" if cell.remark else text
+
+
+def _verdict_words(cell: Cell) -> str:
     v = cell.verdict
     if v == "inside":
         return "inside CI" if cell.ours.n is not None else "matches (published rounding)"
@@ -258,6 +291,8 @@ def render_cells(cells: Sequence[Cell], label_headers: Sequence[str]) -> str:
         else:
             shown = unit_digits(cell.published.unit)
             digits = shown + 1 if shown else 0
+            if not shown and cell.ours is not None and cell.ours.n is None:
+                digits = 0 if float(cell.ours.mean).is_integer() else 1  # a median of counts
             if cell.published.source not in sources:
                 sources.append(cell.published.source)
             hw = cell.published.half_width
@@ -318,7 +353,9 @@ def replace_section(path: Path | str, name: str, body: str) -> None:
 
 
 def sweep_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
-    """The ``result.json`` records of finished (status ok) runs under the sweep folders."""
+    """The ``result.json`` records of finished (status ok) runs under the sweep folders
+    (a missing folder reads as empty: scripts that write a section use
+    :func:`require_records`)."""
     records = []
     for folder in sweep_dirs:
         for path in sorted(Path(folder).glob("*/result.json")):
@@ -329,6 +366,45 @@ def sweep_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
             if rec.get("status") == "ok":
                 records.append(rec)
     return records
+
+
+def require_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
+    """:func:`sweep_records` of folders named on the command line, each of which must
+    exist and hold at least one finished run: otherwise the script stops (exit status 1)
+    before it writes anything, naming the folder and how its records come back."""
+    records = []
+    for folder in sweep_dirs:
+        if not Path(folder).is_dir():
+            problem = "does not exist"
+        else:
+            found = sweep_records([folder])
+            records += found
+            if found:
+                continue
+            problem = "holds no finished run (no */result.json with status ok)"
+        raise SystemExit(
+            f"sweep folder {folder} {problem}: restore the archived records first "
+            f"(`{RESTORE_COMMAND}` in the repository root writes results/<sweep>/ back to "
+            "outputs/multirun/<sweep>/), or run the sweep; nothing was written"
+        )
+    return records
+
+
+def require_some(records: list, what: str, folders: Iterable[Path | str]) -> list:
+    """``records`` if there are any, else stop as :func:`require_records` does: the
+    folders hold finished runs but none that the section reads (``what``)."""
+    if not records:
+        raise SystemExit(
+            f"sweep folder(s) {', '.join(map(str, folders))} hold no finished {what} run; "
+            "nothing was written"
+        )
+    return records
+
+
+def seed_span(records: Iterable[Mapping]) -> str:
+    """The records' seed range, "seeds a–b" ("no seeds" for none)."""
+    seeds = sorted({int(r["seed"]) for r in records})
+    return f"seeds {seeds[0]}–{seeds[-1]}" if seeds else "no seeds"
 
 
 def per_seed(

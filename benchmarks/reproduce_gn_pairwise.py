@@ -3,8 +3,11 @@
 The paper's protocol: GCN, GAT, SAGE and GT, 10 seeds, 100 epochs, test accuracy. For each
 dataset the 6 pairs are compared on seed-aligned accuracies with ``graphnetz.stats``
 (paired t and exact Wilcoxon, each Holm-adjusted over the 6 pairs), next to the published
-means, the number of pairs resolved at α = 0.05 (paired t, the report's default) and the
-median minimum detectable effect (power 0.8). Writes section ``gn_table_2``.
+means, the number of pairs resolved at α = 0.05 (paired t, the report's default), the
+median minimum detectable effect (power 0.8) and the median seeds a 0.01 and a 0.005 gap
+need (``graphnetz.stats.seeds_needed``). PubMed (not in the offline mirror) and the
+published "All" column (PubMed's pairs pooled with the others) are kept as missing cells.
+Writes section ``gn_table_2``.
 
     python train.py -m dataset=cora,citeseer model=gcn,gat,sage,gt seed='range(10)' \\
         trainer.max_epochs=100 num_threads=1 resume=true paths.data_mirror=../shared/data \\
@@ -15,6 +18,7 @@ median minimum detectable effect (power 0.8). Writes section ``gn_table_2``.
 from __future__ import annotations
 
 import argparse
+from functools import cache
 from itertools import combinations
 
 import numpy as np
@@ -29,18 +33,42 @@ from reproduce_common import (
     reference_package_note,
     render_cells,
     replace_section,
+    require_records,
+    require_some,
     run_cost,
+    seed_span,
     summary,
-    sweep_records,
     try_setting,
 )
 
-from graphnetz.stats import holm_adjust, min_detectable_difference, paired_t_test, wilcoxon_test
+from graphnetz.stats import (
+    TooManySeeds,
+    holm_adjust,
+    min_detectable_difference,
+    paired_t_test,
+    seeds_needed,
+    wilcoxon_test,
+)
 
 SECTION = "gn_table_2"
-DATASETS = ("cora", "citeseer")
+DATASETS = ("cora", "citeseer", "pubmed")
+#: Datasets of the published table that the offline mirror lacks: why, in the cells.
+NOT_OFFLINE = {
+    "pubmed": "PubMed is not in the offline mirror (its ind.pubmed.allx, over 4 MiB, could "
+    "not be obtained: the mirror's MANIFEST.md); the command runs where it downloads",
+}
+NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 MODELS = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gt": "GraphTransformer"}
+PAIRS = len(list(combinations(MODELS, 2)))
 ALPHA = 0.05
+#: The gaps the published table gives the seeds needed for.
+GAPS = (0.01, 0.005)
+#: The published summary rows (column of published.csv -> quantity shown).
+SUMMARY = {
+    "resolved_pairs": f"resolved (Holm t ≤ {ALPHA})",
+    "median_mde": "median MDE (power 0.8)",
+    **{f"seeds_for_{gap}": f"median seeds for a {gap} gap (power 0.8)" for gap in GAPS},
+}
 #: The reference's encoder dropout (its model files) and ours (task.encoder_dropout).
 REFERENCE_DROPOUT = {"gcn": 0.0, "gat": 0.6, "sage": 0.5, "gt": 0.1}
 REFERENCE_FILE = {
@@ -111,6 +139,59 @@ def paired(seeds_a: dict[int, float], seeds_b: dict[int, float]) -> tuple[np.nda
     return np.array([seeds_a[s] for s in common]), np.array([seeds_b[s] for s in common])
 
 
+def sweep_fill(sweep: str, dataset: str) -> str:
+    """The command that fills a dataset's cells (and why it cannot run offline)."""
+    command = f"`{SWEEP_COMMAND.format(sweep=sweep)}`"
+    if dataset in NOT_OFFLINE:
+        command = command.replace("dataset=cora,citeseer", f"dataset={dataset}")
+        return f"{command} ({NOT_OFFLINE[dataset]})"
+    return command
+
+
+def pair_spreads(values, dataset: str) -> list[float]:
+    """The standard deviation (ddof 1) of each testable pair's seed differences, pairs in
+    :func:`pair_tests`' order."""
+    pairs = [p for p in combinations(MODELS, 2) if all((dataset, m) in values for m in p)]
+    return [
+        float(np.std(np.subtract(*paired(values[(dataset, a)], values[(dataset, b)])), ddof=1))
+        for a, b in pairs
+    ]
+
+
+def pair_seeds(spreads, gap: float) -> list[float]:
+    """``graphnetz.stats.seeds_needed`` per pair: the seeds the paired t-test needs to
+    detect ``gap`` with power 0.8 at the pair's spread (inf beyond its limit)."""
+    out = []
+    for spread in spreads:
+        try:
+            out.append(float(seeds_needed(spread, gap, 0.8, ALPHA)))
+        except TooManySeeds:
+            out.append(float("inf"))
+    return out
+
+
+@cache
+def _mde_per_unit(n: int) -> float:
+    return min_detectable_difference(1.0, n, 0.8, ALPHA)
+
+
+def seeds_for_spreads(spreads: np.ndarray, gap: float) -> np.ndarray:
+    """:func:`pair_seeds` for an array of spreads at once (the bootstrap's): the smallest
+    n ≥ 2 whose MDE at spread 1 is at most gap / spread. The MDE inverts the same power
+    function and scales with the spread, so this is ``seeds_needed`` without a search
+    per spread."""
+    spreads = np.asarray(spreads, dtype=float)
+    top = float(spreads.max(initial=0.0))
+    if not np.isfinite(top):
+        raise ValueError(f"spreads must be finite; the largest is {top}")
+    units = [_mde_per_unit(2)]
+    while units[-1] * top > gap:
+        units.append(_mde_per_unit(len(units) + 2))
+    with np.errstate(divide="ignore"):
+        room = gap / spreads
+    return 2 + np.searchsorted(-np.asarray(units), -room, side="left")
+
+
 def best_val_accuracy(records) -> dict[tuple[str, str], dict[int, float]]:
     """Test accuracy at the best validation epoch (first maximum), from the run histories."""
     out: dict[tuple[str, str], dict[int, float]] = {}
@@ -157,19 +238,30 @@ def resampled_seeds(diffs: np.ndarray, draws: int) -> np.ndarray:
     return diffs[rows]
 
 
-def median_mde_interval(values, dataset: str, draws: int = 2000) -> tuple[float, float, int] | None:
-    """95 % percentile bootstrap interval of the median MDE: the seeds resampled with
-    replacement, ``draws`` times. The MDE is proportional to the spread of a pair's
-    differences (power 0.8 at n seeds), so each draw rescales one constant by the
-    resampled spreads."""
+def median_interval(
+    values, dataset: str, per_pair, draws: int = 2000
+) -> tuple[float, float, int] | None:
+    """95 % percentile bootstrap interval of the median over pairs of ``per_pair(spreads,
+    n)``, a quantity of each pair's spread at n seeds: the seeds resampled with
+    replacement, ``draws`` times."""
     diffs = seed_differences(values, dataset)
     if diffs is None:
         return None
     spreads = resampled_seeds(diffs, draws).std(axis=1, ddof=1)  # [draws, pairs]
-    per_unit = min_detectable_difference(1.0, diffs.shape[0], 0.8, ALPHA)
-    medians = np.median(spreads * per_unit, axis=1)
+    medians = np.median(per_pair(spreads, diffs.shape[0]), axis=1)
     low, high = np.percentile(medians, [2.5, 97.5])
     return float(low), float(high), diffs.shape[0]
+
+
+def median_mde_interval(values, dataset: str, draws: int = 2000) -> tuple[float, float, int] | None:
+    """:func:`median_interval` of the MDE: proportional to the spread of a pair's
+    differences (power 0.8 at n seeds), so each draw rescales one constant by the
+    resampled spreads."""
+
+    def mde(spreads, n):
+        return spreads * min_detectable_difference(1.0, n, 0.8, ALPHA)
+
+    return median_interval(values, dataset, mde, draws)
 
 
 def resolved_pairs_draws(values, dataset: str, draws: int = 2000) -> np.ndarray | None:
@@ -188,7 +280,7 @@ def resolved_pairs_draws(values, dataset: str, draws: int = 2000) -> np.ndarray 
 def variant_accuracies(folder: str | None, settings: dict[str, dict]) -> dict:
     """Per (dataset, model), the seeds' test accuracies of the runs in ``folder`` that
     carry their model's reference ``settings`` (overrides); {} without a folder."""
-    records = sweep_records([folder]) if folder else []
+    records = require_records([folder] if folder else [])
     chosen = [
         r
         for r in records
@@ -250,7 +342,7 @@ def dataset_cells(
 ) -> tuple[list[Cell], list[Cell]]:
     """Means and summary cells, and the pairwise p-value cells, of one dataset."""
     key = ("graphnetz", "2", dataset)
-    fill = SWEEP_COMMAND.format(sweep=sweep)
+    fill = sweep_fill(sweep, dataset)
     means = []
     for m, label in MODELS.items():
         seeds = values.get((dataset, m))
@@ -258,7 +350,7 @@ def dataset_cells(
             (dataset, label, "test accuracy"),
             published.get((*key, label)),
             Ours.from_values(seeds.values()) if seeds else None,
-            missing_note=f"`{fill}`",
+            missing_note=fill,
         )
         tried_notes(cell, m, dataset, best_val, *variants)
         variant, width, inputs = variants
@@ -269,7 +361,8 @@ def dataset_cells(
         means.append(cell)
     pairs, t_p, w_p, mde = pair_tests(values, dataset)
     if not pairs:
-        return means, []
+        note = f"needs {NAMES[dataset]}'s runs (the means above say which command fills them)"
+        return means + missing_summary(published, key, dataset, note), []
     pvalues = []
     for (a, b), tp, wp in zip(pairs, t_p, w_p, strict=True):
         name = f"{MODELS[a]} vs {MODELS[b]}"
@@ -334,7 +427,54 @@ def dataset_cells(
         (" with the reference's settings", reference_values, reference_mde),
     ]
     means.append(mde_cell(published.get((*key, "median_mde")), settings, dataset))
+    for gap in GAPS:
+        seeds_settings = [
+            (label, seeds, pair_seeds(pair_spreads(seeds, dataset), gap) if seeds else None)
+            for label, seeds, _ in settings
+        ]
+        published_seeds = published.get((*key, f"seeds_for_{gap}"))
+        means.append(seeds_cell(published_seeds, seeds_settings, dataset, gap))
     return means, pvalues
+
+
+def missing_summary(published, key, dataset: str, note: str, pairs: int = PAIRS) -> list[Cell]:
+    """The summary cells of a dataset (or column) without runs here: missing, with ``note``."""
+    return [
+        Cell(
+            (dataset, f"{pairs} pairs", shown),
+            published.get((*key, column)),
+            None,
+            missing_note=note,
+        )
+        for column, shown in SUMMARY.items()
+    ]
+
+
+def pooled_cells(published, values) -> list[Cell]:
+    """The published "All" column: every dataset's pairs pooled (resolved pairs summed,
+    medians over all pairs). Over fewer datasets than published it is another quantity,
+    so without runs of every dataset its cells are missing, with the reason."""
+    key, count = ("graphnetz", "2", "all"), PAIRS * len(DATASETS)
+    absent = [d for d in DATASETS if len(pair_spreads(values, d)) < PAIRS]
+    if absent:
+        names = [NAMES[d] for d in DATASETS]
+        note = (
+            f"the published column pools the {count} pairs of {', '.join(names[:-1])} and "
+            f"{names[-1]}; over fewer datasets it would be another quantity, so it needs "
+            f"{' and '.join(NAMES[d] for d in absent)}'s runs (the means above)"
+        )
+        return missing_summary(published, key, "all", note, count)
+    tests = [pair_tests(values, d) for d in DATASETS]
+    spreads = [s for d in DATASETS for s in pair_spreads(values, d)]
+    ours = {
+        "resolved_pairs": sum(int(np.sum(t_p <= ALPHA)) for _, t_p, _, _ in tests),
+        "median_mde": float(np.median([m for *_, mde in tests for m in mde])),
+        **{f"seeds_for_{gap}": float(np.median(pair_seeds(spreads, gap))) for gap in GAPS},
+    }
+    return [
+        Cell(("all", f"{count} pairs", shown), published.get((*key, column)), Ours(ours[column]))
+        for column, shown in SUMMARY.items()
+    ]
 
 
 def resolved_spread_note(
@@ -387,37 +527,57 @@ def underpowered_pairs(published, key, values, dataset: str, pairs, t_p, mde) ->
 
 
 def mde_cell(published, settings, dataset: str) -> Cell:
-    """The median MDE, explained when a bootstrap interval over seeds holds the published
-    value: an MDE scales with the seeds' spread, which 10 seeds estimate only roughly.
+    """The median MDE (:func:`spread_cell`): proportional to the seeds' spread.
     ``settings``: ``(label, per-seed values, the pairs' MDEs)`` at our settings first, then
     at the reference's (values None where they were not run)."""
-    mde = settings[0][2]
-    cell = Cell(
-        (dataset, f"{len(mde)} pairs", "median MDE (power 0.8)"),
-        published,
-        Ours(float(np.median(mde))),
-    )
+
+    def per_pair(spreads, n):
+        return spreads * min_detectable_difference(1.0, n, 0.8, ALPHA)
+
+    cause = "an MDE is proportional to the spread of the paired differences"
+    what = ("median MDE", lambda v: f"{v:.4f}")
+    return spread_cell(SUMMARY["median_mde"], published, settings, dataset, per_pair, cause, what)
+
+
+def seeds_cell(published, settings, dataset: str, gap: float) -> Cell:
+    """The median seeds a ``gap`` needs (:func:`spread_cell`); ``settings`` as for
+    :func:`mde_cell`, with the pairs' seeds needed."""
+
+    def per_pair(spreads, _n):
+        return seeds_for_spreads(spreads, gap)
+
+    cause = f"the seeds a {gap} gap needs grow with the spread of the paired differences"
+    what = ("median seeds needed", lambda v: f"{v:g}")
+    shown = SUMMARY[f"seeds_for_{gap}"]
+    return spread_cell(shown, published, settings, dataset, per_pair, cause, what)
+
+
+def spread_cell(shown, published, settings, dataset: str, per_pair, cause: str, what) -> Cell:
+    """A median over the pairs of a quantity of their spread, explained when a bootstrap
+    interval over seeds holds the published value: the quantity follows the spread, which
+    10 seeds estimate only roughly. ``per_pair(spreads, n)``: the quantity at n seeds;
+    ``what``: its name and number format; ``cause``: why it moves with the spread."""
+    first = settings[0][2]
+    cell = Cell((dataset, f"{len(first)} pairs", shown), published, Ours(float(np.median(first))))
     if published is None:
         return cell
+    name, show = what
     unit = published.unit or 0.0
     notes = []
-    for label, seeds, pair_mde in settings:
-        interval = median_mde_interval(seeds, dataset) if seeds else None
+    for label, seeds, pair_values in settings:
+        interval = median_interval(seeds, dataset, per_pair) if seeds else None
         if interval is None:
             continue
         low, high, n = interval
-        median = float(np.median(pair_mde))
+        median = float(np.median(pair_values))
         holds = low - unit / 2 <= published.value <= high + unit / 2
         notes.append(
-            f"{label} the median MDE is {median:.4f}, and resampling the {n} seeds (2000 "
-            f"bootstrap draws) puts it in [{low:.4f}, {high:.4f}] (95 %)"
+            f"{label} the {name} is {show(median)}, and resampling the {n} seeds (2000 "
+            f"bootstrap draws) puts it in [{show(low)}, {show(high)}] (95 %)"
             + (", which holds the published value" if holds else "")
         )
         if holds:
-            cell.explanation = (
-                "an MDE is proportional to the spread of the paired differences, which "
-                "a few seeds estimate roughly:" + ";".join(notes)
-            )
+            cell.explanation = f"{cause}, which a few seeds estimate roughly:" + ";".join(notes)
             return cell
     cell.open_note = "tried:" + ";".join(notes) if notes else ""
     return cell
@@ -450,7 +610,8 @@ def main() -> None:
     args = parser.parse_args()
     published = read_published()
     package_runs = read_reference_package_runs(args.reference_package)
-    records = [r for r in sweep_records(args.sweeps) if r["dataset"] in DATASETS]
+    records = [r for r in require_records(args.sweeps) if r["dataset"] in DATASETS]
+    require_some(records, "/".join(DATASETS), args.sweeps)
     values = per_seed(records, "accuracy")
     best_val = best_val_accuracy(records)
     dropouts = {m: {"task.encoder_dropout": p} for m, p in REFERENCE_DROPOUT.items()}
@@ -466,7 +627,7 @@ def main() -> None:
         )
         means += m
         pvalues += p
-    seeds = sorted({int(r["seed"]) for r in records}) or [0]
+    means += pooled_cells(published, values)
     body = "\n".join(
         [
             "Regenerate (sweep resumable; the script only reads its records):",
@@ -516,9 +677,12 @@ def main() -> None:
             *([package_command(args.reference_package)] if args.reference_package else []),
             "```",
             "",
-            f"Read {n_runs} finished runs (seeds {seeds[0]}–{seeds[-1]}; "
-            f"{hours * 60:.1f} min of summed run time, one thread). Means, resolved pairs "
-            "and the median minimum detectable effect against the published values:",
+            f"Read {n_runs} finished runs ({seed_span(records)}; "
+            f"{hours * 60:.1f} min of summed run time, one thread). Means, resolved pairs, "
+            "the median minimum detectable effect and the median seeds a gap needs (per "
+            "pair `graphnetz.stats.seeds_needed`, power 0.8; the published page does not "
+            "say how it summarises its pairs there, the median is ours, as for the MDE) "
+            "against the published values:",
             "",
             render_cells(means, ("dataset", "model / pairs", "quantity")),
             summary(means),

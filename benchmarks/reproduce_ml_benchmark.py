@@ -26,7 +26,8 @@ from reproduce_common import (
     per_seed,
     render_matrix,
     replace_section,
-    sweep_records,
+    require_records,
+    require_some,
 )
 
 SECTION = "ml_tables_3_9"
@@ -145,7 +146,8 @@ def main() -> None:
     parser.add_argument("sweeps", nargs="+", help="ml_real sweep folder(s)")
     parser.add_argument("--doc", default=str(DOC))
     args = parser.parse_args()
-    records = [r for r in sweep_records(args.sweeps) if r["dataset"] in DATASETS]
+    records = [r for r in require_records(args.sweeps) if r["dataset"] in DATASETS]
+    require_some(records, "/".join(DATASETS), args.sweeps)
     primary = per_seed(records, "macro_ap")
     body = [
         f"Regenerate: `python benchmarks/reproduce_ml_benchmark.py {' '.join(args.sweeps)}` "

@@ -42,6 +42,11 @@ REAL = {
 EDGE_STATS = ("edges", "avg_clustering", "label_homophily")
 GRAPH_STATS = ("nodes", "features", "classes", "labels_mean")
 SEEDS = (0, 1, 2)
+#: Published Synthetic1 values counted from the very file the released-points row reads.
+CIRCULAR = {
+    "labels_mean": "circular: the published value is counted from the same released "
+    "labels.csv, so this checks our counting only",
+}
 GENERATOR = [
     "dataset.loader.alpha=8.8",
     "dataset.loader.b=0.12",
@@ -137,6 +142,9 @@ def synthetic_cells(published, mirror: str, data_dir: str, commands: list[str]) 
         for stat in (*GRAPH_STATS, *EDGE_STATS):
             pub = published.get(("mlgnc", "2", "synthetic1", stat))
             cells.append(Cell((label, "simple", stat), pub, stats[stat]))
+    for cell in cells:
+        if cell.labels[0] == released_label and cell.labels[2] in CIRCULAR:
+            cell.remark = CIRCULAR[cell.labels[2]]
     for cell in cells:  # our generator: say where the difference lives, with the number
         if cell.labels[0] == generator_label and cell.verdict == "open":
             other = measured[released_label][cell.labels[2]]
