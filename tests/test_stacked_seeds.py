@@ -51,6 +51,16 @@ def test_a_stacked_seed_is_its_run_alone_whoever_runs_beside_it(specs, model, on
             assert result.seeds == [runs[j].seed for j in stack]
 
 
+@pytest.mark.parametrize("model", ["gcn", "sage"])
+def test_a_full_stack_at_the_default_width_is_each_run_alone(specs, model, one_thread):
+    """The README job's shape: ten seeds at the default width. A propagation of all seeds
+    as one wide sparse product rounded differently from the runs alone once it had more
+    than 24 columns (MKL picks its kernel by the width): Karate's 4 classes x 7 seeds."""
+    runs = specs(range(10), f"model={model}", "dataset=karate", "trainer.max_epochs=30")
+    for alone, result in zip(map(train_and_evaluate, runs), train_stacked(runs), strict=True):
+        assert_same_run(alone, result.trained)
+
+
 def test_gat_stacks_exactly_on_a_dense_graph(specs, monkeypatch, one_thread):
     """On a dense graph GAT's attention gradient comes from dense row-block products, one
     per head; a stack's seeds are more heads, and each head's products are its run

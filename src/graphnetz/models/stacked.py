@@ -172,13 +172,12 @@ def _swap_seed_axis(h: Tensor) -> Tensor:
 
 
 def _propagate(conv, graph, h: Tensor, pair: bool = False, **kwargs) -> Tensor:
-    """``conv.propagate`` of every seed's ``[N, F]`` features as one ``[N, S x F]``
-    product (propagation is the same linear map for every column); ``pair``: the layer
-    takes ``x=(source, target)`` features, as SAGE does."""
-    s, n, width = h.shape
-    wide = _swap_seed_axis(h).view(n, s * width)
-    out = conv.propagate(graph, x=(wide, wide) if pair else wide, **kwargs)
-    return _swap_seed_axis(out.view(n, s, width))
+    """``conv.propagate`` of each seed's ``[N, F]`` features, one call per seed, as its
+    run alone calls it; ``pair``: the layer takes ``x=(source, target)`` features, as SAGE
+    does. Not one ``[N, S x F]`` product: MKL picks a sparse product's kernel by the
+    number of columns (on one machine 4 columns and 28 summed in another order), so a
+    seed's columns in a wider product can round differently from its run alone."""
+    return torch.stack([conv.propagate(graph, x=(p, p) if pair else p, **kwargs) for p in h])
 
 
 def _sparse_rows(x) -> bool:
