@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from graphnetz.sweep import progress as progress_module
@@ -119,11 +120,14 @@ def test_a_terminal_gets_a_bar():
     assert "1/2" in screen.getvalue() and "failed=1" in screen.getvalue()
 
 
-def multirun_config(*overrides: str, launcher: dict | None = None, num_threads=None):
+def multirun_config(
+    *overrides: str, launcher: dict | None = None, num_threads=None, mode=RunMode.MULTIRUN
+):
     return OmegaConf.create(
         {
             "num_threads": num_threads,
             "hydra": {
+                "mode": mode,
                 "overrides": {"task": list(overrides)},
                 "sweeper": {"_target_": "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"},
                 "launcher": launcher
@@ -141,6 +145,8 @@ def test_the_total_is_the_number_of_jobs_the_sweep_launches():
 
 
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
+SUBMITIT_LOCAL = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"
+POOL = "hydra_plugins.graphnetz_launchers.pool_launcher.PoolLauncher"
 
 
 @pytest.mark.parametrize(
@@ -151,11 +157,18 @@ JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
         ({"_target_": JOBLIB, "n_jobs": 1}, None, None),
         ({"_target_": JOBLIB, "n_jobs": 4}, 3, None),  # set explicitly: the run sets it
         (None, None, None),  # one job at a time: torch's default
+        ({"_target_": SUBMITIT_LOCAL}, None, 1),  # a process per job, all at once
+        ({"_target_": POOL, "n_jobs": 2}, None, 1),
     ],
 )
 def test_one_torch_thread_per_job_when_joblib_runs_several(launcher, num_threads, expected):
     config = multirun_config(launcher=launcher, num_threads=num_threads)
     assert default_threads(config) == expected
+
+
+def test_a_single_run_keeps_torchs_threads_whatever_launcher_the_config_names():
+    config = multirun_config(launcher={"_target_": POOL, "n_jobs": 2}, mode=RunMode.RUN)
+    assert default_threads(config) is None
 
 
 def test_a_sweep_where_no_run_succeeds_exits_non_zero(tmp_path, data_dir):
