@@ -91,6 +91,17 @@ def test_unknown_model_lists_valid_choices(tmp_path):
         assert f"\t{valid}\n" in message or f" {valid}\n" in message
 
 
+def test_two_jobs_that_are_one_run_are_refused_before_any_runs(tmp_path, data_dir):
+    """num_threads does not change which run it is: both jobs would write one folder."""
+    sweep = tmp_path / "sweep"
+    base = ["train.py", "-m", "dataset=karate", "model=gcn", "seed=0", "trainer.max_epochs=2"]
+    base += [f"paths.data_dir={data_dir}", f"hydra.sweep.dir={sweep}"]
+    proc = run_cli(*base, "num_threads=1,2")
+    assert proc.returncode == 1
+    assert "the sweep holds the same run twice (karate_node_cls_gcn_s0_" in proc.stderr
+    assert "Traceback" not in proc.stderr and not list(sweep.glob("karate_*"))
+
+
 def test_unknown_dataset_lists_valid_choices(tmp_path):
     proc = run_cli("train.py", "dataset=coraa", f"paths.output_dir={tmp_path}")
     assert proc.returncode != 0

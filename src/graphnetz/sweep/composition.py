@@ -27,7 +27,8 @@ from typing import Any
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig, open_dict
+from hydra.errors import ConfigCompositionException
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 #: Job configs kept between the check of a batch and its launch (a bound on memory for
 #: sweeps of many thousand jobs; the rest are composed again at launch).
@@ -60,12 +61,15 @@ class CachedComposition:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    def compose_ahead(self, master_config: DictConfig, sweep_overrides: Sequence[str]) -> None:
+    def compose_ahead(
+        self, master_config: DictConfig, sweep_overrides: Sequence[str]
+    ) -> DictConfig:
         """Compose a job's config now (raising what composing it raises) and keep it for
         the launcher's call for the same job (at most :data:`MAX_READY` kept)."""
         config = self.load_sweep_config(master_config, sweep_overrides)
         if len(self._ready) < MAX_READY:
             self._ready[(id(master_config), tuple(sweep_overrides))] = config
+        return config
 
     def load_sweep_config(
         self, master_config: DictConfig, sweep_overrides: Sequence[str]
@@ -112,6 +116,32 @@ def _is_value_override(override: Override, repository: Any) -> bool:
         return False
     is_group = repository.group_exists(override.key_or_group)
     return isinstance(override.value(), dict) or not is_group
+
+
+class SameRunTwice(ConfigCompositionException):
+    """Two jobs of one sweep are the same run: they would share a folder and a record
+    (Hydra prints it as a message, not a traceback, and launches nothing)."""
+
+
+def check_distinct_run(seen: dict[str, list[str]], config: DictConfig, overrides: list[str]):
+    """Refuse a job whose run (its folder: dataset, task, model, seed and identity) an
+    earlier job of the sweep already is; ``seen`` maps folders to overrides, filled here.
+    Overrides that differ only in settings that do not change a result (``num_threads``,
+    ``paths.*``, ``resume``) name the same run: both jobs would write one record."""
+    from graphnetz.training.resolve import composed_run_dir_name
+
+    job = OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])
+    name = composed_run_dir_name(job)
+    if name in seen and seen[name] == overrides:
+        raise SameRunTwice(f"the sweep lists the same job twice ({' '.join(overrides)})")
+    if name in seen:
+        raise SameRunTwice(
+            f"the sweep holds the same run twice ({name}): {' '.join(seen[name])} and "
+            f"{' '.join(overrides)} differ only in settings that do not change a result "
+            f"(num_threads, paths, resume, checkpointing); sweep such a setting in separate "
+            f"sweeps, or drop the repeated value"
+        )
+    seen[name] = overrides
 
 
 def _set_override_bookkeeping(config: DictConfig, parsed: list[Override]) -> None:

@@ -11,7 +11,7 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig
 
-from graphnetz.sweep.composition import CachedComposition
+from graphnetz.sweep.composition import CachedComposition, check_distinct_run
 
 
 class GraphnetzBasicSweeper(BasicSweeper):
@@ -26,6 +26,8 @@ class GraphnetzBasicSweeper(BasicSweeper):
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         """Hydra's check that every job of the batch composes, keeping each config for
-        the job's launch."""
+        the job's launch; and that no two jobs of the sweep are the same run."""
+        seen = self.__dict__.setdefault("_run_dirs", {})
         for overrides in batch:
-            self.hydra_context.config_loader.compose_ahead(self.config, list(overrides))
+            config = self.hydra_context.config_loader.compose_ahead(self.config, list(overrides))
+            check_distinct_run(seen, config, list(overrides))
