@@ -52,7 +52,20 @@ def test_a_rerun_removes_what_the_new_report_does_not_write(tmp_path):
     after = files(out)
     assert not {"tables/equivalence.tex", "equivalence.csv", "figures/bayes_t1.png"} & after
     assert {"notes.txt", "figures/sketch.png", "tables/summary.tex", "report.md"} <= after
-    assert not [p for p in tmp_path.iterdir() if ".writing-" in p.name]
+    assert not [p for p in out.iterdir() if ".writing-" in p.name]
+
+
+def test_files_named_like_a_reports_are_kept_where_no_report_wrote_them(tmp_path):
+    out = tmp_path / "mine"
+    (out / "figures").mkdir(parents=True)
+    for name in ("pairwise.csv", "unpaired.csv", "figures/task_notes.png"):
+        (out / name).write_text("mine")
+    rows = [("t", "gcn", s, "acc", 0.8 + 0.01 * s, "max") for s in range(3)]  # one model
+    BenchmarkReport.from_csv(write_csv(tmp_path / "r.csv", rows)).write(out)
+    assert all((out / n).read_text() == "mine" for n in ("pairwise.csv", "unpaired.csv"))
+    assert (out / "figures/task_notes.png").read_text() == "mine"
+    BenchmarkReport.from_csv(write_csv(tmp_path / "r.csv", rows)).write(out)  # a rerun too
+    assert (out / "unpaired.csv").read_text() == "mine"
 
 
 def test_a_failed_write_leaves_the_earlier_report_untouched(tmp_path, monkeypatch):
@@ -68,7 +81,7 @@ def test_a_failed_write_leaves_the_earlier_report_untouched(tmp_path, monkeypatc
     with pytest.raises(RuntimeError, match="disk gone"):
         BenchmarkReport.from_csv(csv, alpha=0.1).write(out)
     assert {name: (out / name).read_bytes() for name in files(out)} == snapshot
-    assert not [p for p in tmp_path.iterdir() if ".writing-" in p.name]
+    assert not [p for p in out.iterdir() if ".writing-" in p.name]
 
 
 def test_report_md_links_only_the_figures_that_were_drawn(tmp_path):

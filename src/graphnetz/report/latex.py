@@ -97,9 +97,12 @@ def summary_table(analysis: ReportAnalysis) -> str:
 
 def _split_note(metrics) -> str:
     """Which split the table's values come from (``val:accuracy`` is the validation split's)."""
-    splits = sorted({m.split(":", 1)[0] if ":" in m else "test" for m in metrics})
-    names = {"val": "validation", "train": "training"}
-    named = " and ".join(names.get(x, x) for x in splits)
+    names = {"val": "validation", "train": "training", "test": "test"}
+    prefixes = {m.split(":", 1)[0] if ":" in m else "test" for m in metrics}
+    if not prefixes <= set(names):  # cost:wall_time_s and the like: no split
+        return ""
+    splits = sorted(prefixes)
+    named = " and ".join(names[x] for x in splits)
     return f"Values from the {escape(named)} split{'s' if len(splits) > 1 else ''}."
 
 

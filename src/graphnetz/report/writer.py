@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import json
 import re
 import shutil
 import tempfile
@@ -34,22 +34,27 @@ def write_report(
     seed-pair is not paired), report.json (``document``: the raw results with the
     analysis) and report.md.
 
-    Returns the path of ``report.md``. Everything is first written to a folder beside
-    ``directory``, then moved in (report.md last); the files of an earlier report that
-    this one does not write again are removed, so a folder never mixes two reports. A
-    failure leaves the earlier report as it was. Other files in the folder are left alone.
+    Returns the path of ``report.md``. Everything is first written to a staging folder
+    inside ``directory``, then moved in (report.md last), and the list of written files is
+    kept in :data:`MANIFEST`; the files an earlier report listed there that this one does
+    not write again are then removed, so a folder never mixes two reports. A failure
+    before the moves leaves the earlier report as it was. Files no report wrote are kept.
     """
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise NotADirectoryError(f"report folder {str(directory)!r} is a file")
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.writing-", dir=directory.parent))
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=directory))
     try:
         _write_files(staging, analysis, document, results)
         _move_in(staging, directory)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return directory / "report.md"
+
+
+#: The files of the last report written into a folder, one relative path per line.
+MANIFEST = ".graphnetz-report-files"
 
 
 def _write_files(
@@ -67,25 +72,49 @@ def _write_files(
 
 
 def _move_in(staging: Path, directory: Path) -> None:
-    new = {p.relative_to(staging) for p in staging.rglob("*") if p.is_file()}
-    if directory.is_dir():
-        for old in report_files(directory):
-            if old.relative_to(directory) not in new:
-                old.unlink()
-    for rel in sorted(new, key=lambda r: r == Path("report.md")):  # report.md last
+    new = sorted(
+        (p.relative_to(staging) for p in staging.rglob("*") if p.is_file()),
+        key=lambda r: (r == Path("report.md"), r.as_posix()),  # report.md last
+    )
+    earlier = earlier_report_files(directory)
+    for rel in new:
         target = directory / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, target)
+        shutil.move(staging / rel, target)  # a rename; a copy where figures/ is elsewhere
+    for rel in sorted(set(earlier) - {r.as_posix() for r in new}):
+        (directory / rel).unlink(missing_ok=True)
+    write_text(directory / MANIFEST, "".join(f"{r.as_posix()}\n" for r in new))
+
+
+def earlier_report_files(directory: Path) -> list[str]:
+    """The files the last report written into ``directory`` listed in its manifest; for a
+    report written before manifests (a GraphNetz report.json is there), the files whose
+    names a report writes; else none."""
+    manifest = directory / MANIFEST
+    if manifest.is_file():
+        lines = manifest.read_text(encoding="utf-8").splitlines()
+        return [line for line in lines if line and ".." not in Path(line).parts]
+    if not _is_our_report(directory / "report.json"):
+        return []
+    return [p.relative_to(directory).as_posix() for p in report_files(directory)]
+
+
+def _is_our_report(path: Path) -> bool:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("kind") == REPORT_KIND
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 _TABLES = ("summary", "pairwise", "ranks", "equivalence", "robustness")
 _CSVS = ("results", "summary", "pairwise", "equivalence", "bayes_across_tasks")
 _CSVS += ("rank_stability", "rank_probabilities", "unpaired")
 _FIGURES = re.compile(r"(task_.+|pairwise_.+|bayes_.+|dashboard|cd_diagram|seed_advisor)")
+REPORT_KIND = "graphnetz.benchmark_report"
 
 
 def report_files(directory: Path) -> list[Path]:
-    """The files in ``directory`` that a report writes (of any report, not only this one)."""
+    """The files in ``directory`` whose names a report writes (of any report)."""
     names = ["report.md", "report.json", *(f"{n}.csv" for n in _CSVS)]
     names += [f"tables/{n}.tex" for n in _TABLES]
     found = [directory / n for n in names if (directory / n).is_file()]

@@ -137,8 +137,9 @@ def check_distinct_run(seen: dict[str, list[str]], config: DictConfig, overrides
     if name in seen:
         raise SameRunTwice(
             f"the sweep holds the same run twice ({name}): {' '.join(seen[name])} and "
-            f"{' '.join(overrides)} differ only in settings that do not change a result "
-            f"(num_threads, paths, resume, checkpointing); sweep such a setting in separate "
+            f"{' '.join(overrides)} resolve to one run: they differ only in settings that do "
+            f"not change a result (num_threads, paths, resume, checkpointing) or in values "
+            f"that resolve alike (null and the default); sweep such a setting in separate "
             f"sweeps, or drop the repeated value"
         )
     seen[name] = overrides
