@@ -284,3 +284,13 @@ def test_the_tune_command_prints_a_bad_config_as_an_error(tmp_path, capsys):
     assert main(["--out", str(tmp_path), "dataset=karate", "task=graph_cls"]) == 2
     err = capsys.readouterr().err
     assert "error: " in err and "Traceback" not in err and "does not serve" in err
+
+
+def test_the_tune_command_refuses_another_studys_file_before_training(tmp_path, capsys, clean):
+    write_tuned_config(clean, tmp_path / "root")  # the point of the study in another --out
+    argv = ["--out", str(tmp_path / "other"), "--config-root", str(tmp_path / "root"), *BASE]
+    from graphnetz.tune.__main__ import main
+
+    assert main(argv) == 2
+    assert "holds the point of another study" in capsys.readouterr().err
+    assert not (tmp_path / "other" / clean.study / "trials").exists()  # nothing trained

@@ -13,7 +13,7 @@ from graphnetz.cli.quick_exit import exit_after
 from graphnetz.launch import absolute_path
 from graphnetz.training.resolve import ConfigError
 from graphnetz.training.run import quiet_libraries
-from graphnetz.tune.selected import write_tuned_config
+from graphnetz.tune.selected import check_tuned_target, write_tuned_config
 from graphnetz.tune.space import SpaceError, available_spaces, load_space
 from graphnetz.tune.study import Search, TuneError
 
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             budget=args.budget,
             inner_seeds=args.inner_seeds,
         )
+        check_tuned_target(search.name, str(search.storage_path.resolve()), args.config_root)
         result = search.run()
         path = write_tuned_config(result, args.config_root)
     except (TuneError, SpaceError, ConfigError, HydraException) as err:

@@ -38,17 +38,24 @@ def tuned_config_text(result: TuneResult) -> str:
     return header + OmegaConf.to_yaml(config)
 
 
-def write_tuned_config(result: TuneResult, config_root: str | Path | None = None) -> Path:
-    """Write ``+tuned=<study>``; a file there from another study (another ``--out``) is
-    not replaced: its runs would silently take this study's point."""
+def check_tuned_target(study: str, storage: str, config_root: str | Path | None) -> Path:
+    """Where ``+tuned=<study>`` goes, refused (before a search trains anything, too) when a
+    file there holds another study's point (another ``--out``)."""
     root = Path(config_root) if config_root is not None else CONF_DIR
-    path = root / TUNED_GROUP / f"{result.study}.yaml"
+    path = root / TUNED_GROUP / f"{study}.yaml"
     if path.is_file():
         earlier = (OmegaConf.load(path).get("tuning") or {}).get("storage")
-        if earlier != result.storage:
+        if earlier != storage:
             raise TuneError(
                 f"{path} holds the point of another study ({earlier}); delete it to "
                 f"replace it, or give --config-root another folder"
             )
+    return path
+
+
+def write_tuned_config(result: TuneResult, config_root: str | Path | None = None) -> Path:
+    """Write ``+tuned=<study>``; a file there from another study (another ``--out``) is
+    not replaced: its runs would silently take this study's point."""
+    path = check_tuned_target(result.study, result.storage, config_root)
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_text(path, tuned_config_text(result))
