@@ -93,7 +93,8 @@ def earlier_report_files(directory: Path) -> list[str]:
     manifest = directory / MANIFEST
     if manifest.is_file():
         lines = manifest.read_text(encoding="utf-8").splitlines()
-        return [line for line in lines if line and ".." not in Path(line).parts]
+        inside = (Path(line) for line in lines if line)  # never a path out of the folder
+        return [p.as_posix() for p in inside if not p.is_absolute() and ".." not in p.parts]
     if not _is_our_report(directory / "report.json"):
         return []
     return [p.relative_to(directory).as_posix() for p in report_files(directory)]
