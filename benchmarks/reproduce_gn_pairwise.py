@@ -257,11 +257,13 @@ def median_mde_interval(values, dataset: str, draws: int = 2000) -> tuple[float,
     """:func:`median_interval` of the MDE: proportional to the spread of a pair's
     differences (power 0.8 at n seeds), so each draw rescales one constant by the
     resampled spreads."""
+    return median_interval(values, dataset, mde_of_spreads, draws)
 
-    def mde(spreads, n):
-        return spreads * min_detectable_difference(1.0, n, 0.8, ALPHA)
 
-    return median_interval(values, dataset, mde, draws)
+def mde_of_spreads(spreads, n: int):
+    """The MDE (power 0.8) of pairs with these spreads at n seeds: proportional to the
+    spread."""
+    return spreads * min_detectable_difference(1.0, n, 0.8, ALPHA)
 
 
 def resolved_pairs_draws(values, dataset: str, draws: int = 2000) -> np.ndarray | None:
@@ -530,13 +532,10 @@ def mde_cell(published, settings, dataset: str) -> Cell:
     """The median MDE (:func:`spread_cell`): proportional to the seeds' spread.
     ``settings``: ``(label, per-seed values, the pairs' MDEs)`` at our settings first, then
     at the reference's (values None where they were not run)."""
-
-    def per_pair(spreads, n):
-        return spreads * min_detectable_difference(1.0, n, 0.8, ALPHA)
-
     cause = "an MDE is proportional to the spread of the paired differences"
     what = ("median MDE", lambda v: f"{v:.4f}")
-    return spread_cell(SUMMARY["median_mde"], published, settings, dataset, per_pair, cause, what)
+    shown = SUMMARY["median_mde"]
+    return spread_cell(shown, published, settings, dataset, mde_of_spreads, cause, what)
 
 
 def seeds_cell(published, settings, dataset: str, gap: float) -> Cell:

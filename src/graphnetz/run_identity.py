@@ -86,3 +86,13 @@ def identity_in_name(name: str) -> str | None:
     directory such as ``3_karate_gcn_s0``)."""
     match = SHORT_SUFFIX.search(name)
     return match.group(1) if match else None
+
+
+def config_value(config: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of a plain config (None where absent)."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node

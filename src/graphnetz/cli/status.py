@@ -23,7 +23,12 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from graphnetz.run_identity import config_identity, identity_in_name, short_identity
+from graphnetz.run_identity import (
+    config_identity,
+    config_value,
+    identity_in_name,
+    short_identity,
+)
 from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
 
 #: States of a run, best first: an identity seen in several directories takes the best.
@@ -81,9 +86,9 @@ def _state_of(run_dir: Path) -> RunState | None:
         return None
     return RunState(
         state="started",
-        task=f"{_get(config, 'dataset.name')}/{_get(config, 'task.type')}",
-        model=str(_get(config, "model.name")),
-        seed=_get(config, "seed"),
+        task=f"{config_value(config, 'dataset.name')}/{config_value(config, 'task.type')}",
+        model=str(config_value(config, "model.name")),
+        seed=config_value(config, "seed"),
         identity=identity_in_name(run_dir.name),
         where=where,
     )
@@ -94,14 +99,14 @@ def _cut_off(run_dir: Path) -> RunState:
 
     saved = read_resume_state(run_dir / CHECKPOINT_NAME) or {}
     config = saved.get("config") or _hydra_config(run_dir) or {}
-    epochs = _get(config, "trainer.max_epochs")
+    epochs = config_value(config, "trainer.max_epochs")
     done = saved.get("epochs", 0)
     left = 1.0 - done / epochs if isinstance(epochs, int) and epochs > 0 else 1.0
     return RunState(
         state="cut off",
-        task=f"{_get(config, 'dataset.name')}/{_get(config, 'task.type')}",
-        model=str(_get(config, "model.name")),
-        seed=_get(config, "seed"),
+        task=f"{config_value(config, 'dataset.name')}/{config_value(config, 'task.type')}",
+        model=str(config_value(config, "model.name")),
+        seed=config_value(config, "seed"),
         identity=config_identity(saved["config"]) if saved else identity_in_name(run_dir.name),
         spent_s=float(saved.get("elapsed_s", 0.0)),
         left_fraction=max(0.0, left),
@@ -118,13 +123,6 @@ def _hydra_config(run_dir: Path) -> dict | None:
         return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
     except Exception:  # half-written: the directory still counts as started
         return {}
-
-
-def _get(config: dict, dotted: str):
-    node = config
-    for part in dotted.split("."):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
 
 
 # ------------------------------------------------------------------- the expected

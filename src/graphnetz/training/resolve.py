@@ -31,6 +31,7 @@ from graphnetz.launch import absolute_path
 from graphnetz.run_identity import (  # noqa: F401  (result_config: re-exported)
     RESULT_NEUTRAL_KEYS,
     config_identity,
+    config_value,
     result_config,
     run_dir_name,
 )
@@ -196,22 +197,12 @@ def _check_tuned_for(config: dict[str, Any], task_type: str) -> None:
         ("searched at", tuning.get("values")),
     ):
         for key, value in (expected or {}).items():
-            here = _select(config, key)
+            here = config_value(config, key)
             if here != value:
                 raise ConfigError(
                     f"{key}={here!r} in this run, but +tuned={study} was {what} {key}={value!r}; "
                     f"drop the override of {key} or drop +tuned"
                 )
-
-
-def _select(config: dict[str, Any], dotted: str) -> Any:
-    """The value at a dotted key of a plain config (None where absent)."""
-    node: Any = config
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def _check_checkpoint_every(every_s: Any) -> None:
