@@ -183,3 +183,20 @@ def test_local_clustering_is_networkx_on_either_product(monkeypatch, factor):
     expected = nx.clustering(g)
     got = statistics.local_clustering(adj, block_rows=64)
     assert got.tolist() == pytest.approx([expected[i] for i in range(153)], abs=1e-12)
+
+
+def test_single_label_data_is_refused_before_anything_is_written(tmp_path):
+    data = Data(edge_index=both_directions(PAIRS5), y=torch.tensor([0, 1, 0, 1, 1]))
+    with pytest.raises(ValueError, match=r"'five' is not multi-label.*shape \[5\]"):
+        analyse_dataset(data, "five", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_analysis_cli_needs_a_multilabel_dataset(tmp_path):
+    from graphnetz.analysis.__main__ import main
+
+    with pytest.raises(SystemExit, match=r"dataset=<name>.*multi-label datasets: \[.*'pcg'"):
+        main([f"out={tmp_path / 'a'}"])
+    with pytest.raises(SystemExit, match=r"'cora' is not multi-label.*node_cls.*'pcg'"):
+        main(["dataset=cora", f"out={tmp_path / 'b'}"])
+    assert not any(tmp_path.iterdir())

@@ -4,7 +4,8 @@ Composes the project's Hydra config from ``conf/`` (any override works, e.g.
 ``dataset=ml_synthetic dataset.loader.alpha=8 seed=3``), loads the dataset through its
 config's ``loader`` and writes ``statistics.csv/.md``, ``ccns.csv`` and the label-count
 histogram and CCNS heatmap (PNG + PDF) to ``out`` (default
-``<paths.output_dir>/analysis/<dataset>/``), printing the statistics row.
+``<paths.output_dir>/analysis/<dataset>/``), printing the statistics row. ``dataset=`` is required and must name a multi-label
+dataset (task type ``ml_node_cls``); anything else is refused before a file is written.
 
 ``edges=simple`` (default) describes the graph the models train on (simple, undirected);
 ``edges=as_released`` computes the edge columns on the edge file as released, the
@@ -37,11 +38,31 @@ def find_conf_dir() -> Path:
     raise FileNotFoundError(f"no conf/ folder with a dataset/ group found (tried {candidates})")
 
 
-def _dataset_only(conf_dir: Path, overrides: list[str]) -> DictConfig:
-    """Fallback without ``conf/config.yaml``: the dataset group file plus dotlist overrides."""
+def multilabel_datasets(conf_dir: Path) -> list[str]:
+    """The dataset configs of ``conf_dir`` whose task types include ``ml_node_cls``."""
+    names = []
+    for path in sorted((conf_dir / "dataset").glob("*.yaml")):
+        task_types = OmegaConf.load(path).get("task_types") or []
+        if "ml_node_cls" in task_types:
+            names.append(path.stem)
+    return names
+
+
+def _dataset_name(conf_dir: Path, overrides: list[str]) -> str:
+    """The ``dataset=`` argument; the analysis describes one multi-label dataset, so
+    there is no default."""
     name = next((o.split("=", 1)[1] for o in overrides if o.startswith("dataset=")), None)
     if name is None:
-        raise SystemExit("usage: python -m graphnetz.analysis dataset=<name> [key=value ...]")
+        raise SystemExit(
+            "usage: python -m graphnetz.analysis dataset=<name> [key=value ...]; "
+            f"multi-label datasets: {multilabel_datasets(conf_dir)}"
+        )
+    return name
+
+
+def _dataset_only(conf_dir: Path, overrides: list[str]) -> DictConfig:
+    """Fallback without ``conf/config.yaml``: the dataset group file plus dotlist overrides."""
+    name = _dataset_name(conf_dir, overrides)
     path = conf_dir / "dataset" / f"{name}.yaml"
     if not path.is_file():
         choices = sorted(p.stem for p in (conf_dir / "dataset").glob("*.yaml"))
@@ -66,11 +87,20 @@ def compose_config(overrides: Sequence[str]) -> DictConfig:
     conf_dir = find_conf_dir()
     overrides = list(overrides)
     if not (conf_dir / "config.yaml").is_file():
-        return _dataset_only(conf_dir, overrides)
-    from hydra import compose, initialize_config_dir
+        cfg = _dataset_only(conf_dir, overrides)
+    else:
+        from hydra import compose, initialize_config_dir
 
-    with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
-        return compose("config", overrides=overrides)
+        _dataset_name(conf_dir, overrides)
+        with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
+            cfg = compose("config", overrides=overrides)
+    task_types = OmegaConf.select(cfg, "dataset.task_types", default=None)
+    if task_types is not None and "ml_node_cls" not in task_types:
+        raise SystemExit(
+            f"dataset {cfg.dataset.name!r} is not multi-label (its task types: "
+            f"{list(task_types)}); the analysis needs one of {multilabel_datasets(conf_dir)}"
+        )
+    return cfg
 
 
 def load_from_config(cfg: DictConfig) -> Any:

@@ -49,9 +49,9 @@ def analyse_dataset(
     edge columns to the edge file as released (see :func:`dataset_statistics`); CCNS and
     the figures always use the simple graph.
     """
+    row = dataset_statistics(data, name, released_edges)  # refuses single-label data
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    row = dataset_statistics(data, name, released_edges)
     table = statistics_table([row])
     table.insert(1, "edges_convention", "simple" if released_edges is None else "as_released")
     table.to_csv(out / "statistics.csv", index=False)

@@ -99,6 +99,11 @@ def dataset_statistics(
     Label percentiles are over labels-per-node |ℓ(i)| in both.
     """
     y = _as_numpy(data.y)
+    if y.ndim != 2:
+        raise ValueError(
+            f"dataset {name!r} is not multi-label: its y has shape {list(y.shape)}, "
+            "the statistics need a 0/1 [nodes, labels] matrix"
+        )
     n = int(y.shape[0])
     per_node = y.sum(1)
     x = getattr(data, "x", None)
