@@ -160,3 +160,13 @@ def test_the_embedding_decay_warning_follows_the_optimiser(make_cfg, caplog, opt
     with caplog.at_level(logging.WARNING, logger="graphnetz"):
         build_run(resolve_run(cfg))
     assert ("one-hot node ids" in caplog.text) is warned
+
+
+def test_a_split_type_is_one_of_the_valid_ones_and_may_be_written_alone(make_cfg):
+    spec = resolve_run(make_cfg("dataset=karate", "dataset.split=random"))
+    assert spec.config["dataset"]["split"] == {"type": "random"}
+    for bad in ("dataset.split=radnom", "dataset.split.type=radnom"):
+        with pytest.raises(ValueError, match=r"'radnom' is not one of \['canonical', 'random'\]"):
+            resolve_run(make_cfg("dataset=karate", bad))
+    with pytest.raises(ValueError, match=r"dataset.split must be None.*got 3"):
+        resolve_run(make_cfg("dataset=karate", "dataset.split=3"))

@@ -19,6 +19,7 @@ from torch_geometric.data.data import BaseData
 
 from graphnetz.api.registry import TASKS, register
 from graphnetz.data.registry import catalogue
+from graphnetz.data.splits import split_spec
 from graphnetz.task_types import GRAPH, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES, task_class
 from graphnetz.tasks.node_tasks import MASKS, require_attributes
@@ -63,7 +64,7 @@ class BenchmarkTask:
                 f"task {name!r}: the loader must be a Data object, a list/Dataset of graphs, "
                 f"a train/val/test dict or a callable returning one; got {describe(self.loader)}"
             )
-        object.__setattr__(self, "split", _normalise_split(self.split))
+        object.__setattr__(self, "split", split_spec(self.split))
 
     @property
     def key(self) -> str:
@@ -134,19 +135,6 @@ def describe(obj: Any) -> str:
     """``module.qualname`` of a loader function/class, or of a data object's type."""
     named = obj if callable(obj) and not is_data(obj) else type(obj)
     return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', repr(named))}"
-
-
-def _normalise_split(split: Any) -> dict | None:
-    if split is None:
-        return None
-    if split == "random":
-        return {"type": "random"}
-    if isinstance(split, Mapping):
-        return dict(split)
-    raise TypeError(
-        f"split must be None (the dataset's masks/canonical split), 'random' or a "
-        f"dict like {{'type': 'random', 'train': 0.6, 'val': 0.2}}; got {split!r}"
-    )
 
 
 # ---------------------------------------------------------------- dataset checks

@@ -2,8 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import torch
 from torch import Tensor
+
+#: ``dataset.split.type``: the dataset's own masks / canonical split, or a seeded one.
+SPLIT_TYPES = ("canonical", "random")
+
+
+def split_spec(split: Any) -> dict | None:
+    """``dataset.split`` as a dict (or None: the dataset's own masks / canonical split).
+
+    Accepts None, ``"random"``, ``"canonical"`` or a mapping whose ``type`` (if given) is
+    one of :data:`SPLIT_TYPES`; anything else is refused with the valid forms named.
+    """
+    if split is None:
+        return None
+    if isinstance(split, str):
+        split = {"type": split}
+    if not isinstance(split, Mapping):
+        raise TypeError(
+            f"dataset.split must be None (the dataset's masks/canonical split), one of "
+            f"{list(SPLIT_TYPES)} or a dict like {{'type': 'random', 'train': 0.6, 'val': 0.2}}; "
+            f"got {split!r}"
+        )
+    kind = split.get("type")
+    if kind is not None and kind not in SPLIT_TYPES:
+        raise ValueError(f"dataset.split.type={kind!r} is not one of {list(SPLIT_TYPES)}")
+    return dict(split)
 
 
 def random_node_split(

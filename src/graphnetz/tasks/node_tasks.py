@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.utils.data import DataLoader
 
-from graphnetz.data.splits import random_node_split
+from graphnetz.data.splits import random_node_split, split_spec
 from graphnetz.models.contract import capabilities
 from graphnetz.models.dgi import pretrain_node_encoder
 from graphnetz.tasks.base import GraphTask, TaskData
@@ -55,6 +55,7 @@ def node_split(data, seed: int, split: dict | None, task_type: str):
     # the process's cached dataset's, which nothing modifies in place (copying Cora's
     # 15 MB took 7 ms a run, and a new feature tensor defeated the per-tensor caches)
     data = copy.copy(data)
+    split = split_spec(split)
     if split and split.get("type", "canonical") == "random":
         data.train_mask, data.val_mask, data.test_mask = random_node_split(
             data.num_nodes, seed, split.get("train", 0.6), split.get("val", 0.2)

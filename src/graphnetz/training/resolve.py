@@ -27,6 +27,7 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.data.mirror import MIRROR_ENV
+from graphnetz.data.splits import split_spec
 from graphnetz.launch import absolute_path
 from graphnetz.run_identity import (  # noqa: F401  (result_config: re-exported)
     RESULT_NEUTRAL_KEYS,
@@ -117,6 +118,11 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
             f"dataset {dataset['name']!r} does not serve task type {task_cls.task_type!r}; "
             f"it serves {served}"
         )
+    if "split" in dataset:  # one form for the tasks: None or a dict with a valid type
+        try:
+            dataset["split"] = split_spec(dataset["split"])
+        except (TypeError, ValueError) as err:
+            raise ConfigError(str(err)) from None
     _check_tuned_for(config, task_cls.task_type)
     config["trainer"]["max_epochs"] = epochs = _max_epochs(config, task_cls.task_type)
     _check_model_integers(config["model"])
