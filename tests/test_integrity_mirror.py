@@ -158,6 +158,26 @@ def test_staging_a_dataset_for_the_first_time_keeps_the_processed_data_beside_it
     assert (processed / "other.pt").is_file()
 
 
+def test_a_changed_file_outside_a_raw_folder_removes_no_other_datasets_processed_data(tmp_path):
+    """Staged into ``<data>/Set`` (not a ``raw`` folder, as MLGNC's and OGB's files are):
+    only that folder's own ``processed`` is rebuilt, never a sibling dataset's."""
+    mirror = make_mirror(tmp_path / "mirror", with_sums=False)
+    target = tmp_path / "data" / "Set"
+
+    def stage_set():
+        return stage_files(mirror, "Set/raw", target, FILES, "Set")
+
+    assert stage_set() is True
+    others = [tmp_path / "data" / name / "processed" for name in ("Cora", "MLGNC")]
+    own = target / "processed"
+    for folder in (*others, own):
+        folder.mkdir(parents=True, exist_ok=True)
+    (mirror / "Set" / "raw" / "a.txt").write_text("changed\n" * 9)
+    later(mirror / "Set" / "raw" / "a.txt")
+    assert stage_set() is True
+    assert all(folder.is_dir() for folder in others) and not own.exists()
+
+
 def test_a_staged_copy_altered_after_staging_is_staged_again(tmp_path):
     mirror = make_mirror(tmp_path / "mirror", with_sums=False)
     target = tmp_path / "data" / "Set" / "raw"

@@ -236,11 +236,19 @@ def check_unchanged(target: Path, files: Iterable[str]) -> None:
 
 # ------------------------------------------------------------------------ processed
 def processed_dirs(target: Path) -> list[Path]:
-    """Where torch_geometric keeps what it built from the raw files in ``target``: the
-    ``processed`` folder beside ``target`` and those one level below its parent
-    (``ZINC/subset/processed``). Removing one only costs its rebuild."""
-    parent = target.parent
-    return [p for p in [parent / "processed", *parent.glob("*/processed")] if p.is_dir()]
+    """Where torch_geometric keeps what it built from the raw files in ``target``.
+
+    For a ``raw`` folder (PyG's ``<root>/<Name>/raw``): the ``processed`` folder beside it
+    and those one level below its parent (``ZINC/subset/processed``). For any other folder
+    (an OGB dataset's, holding ``raw/`` and ``processed/``): its own ``processed`` only;
+    never a sibling's, which another dataset built. Removing one only costs its rebuild.
+    """
+    if target.name == "raw":
+        parent = target.parent
+        candidates = [parent / "processed", *parent.glob("*/processed")]
+    else:
+        candidates = [target / "processed"]
+    return [p for p in candidates if p.is_dir()]
 
 
 def remove_processed(target: Path, processed: Iterable[str | os.PathLike] | None) -> None:

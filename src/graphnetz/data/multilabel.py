@@ -120,7 +120,9 @@ def _stage(
     """Stage MLGNC raw files into ``root/relative_dir`` or raise an actionable error."""
     mirror_path = resolve_mirror(mirror)
     target = Path(root) / relative_dir
-    if not stage_files(mirror_path, relative_dir, target, files, name):
+    if not stage_files(
+        mirror_path, relative_dir, target, files, name, processed=_built(root, name)
+    ):
         hint = FileNotFoundError(
             f"MLGNC data has no automatic download; fetch {MLGNC_SOURCE}/"
             f"{relative_dir.removeprefix('MLGNC/')} into {target}"
@@ -166,6 +168,12 @@ def _mlgnc_splits(
     return masks, f"shipped {relative_dir}/split_{{0,1,2}}.pt"
 
 
+def _built(root, name: str) -> list[Path]:
+    """The cached graphs of ``name`` (built from its staged raw files)."""
+    processed = Path(root) / "MLGNC" / "processed"
+    return [*processed.glob(f"{name}.pt"), *processed.glob(f"{name}-split*.pt")]
+
+
 def _cached(root, mirror, name: str, build: Callable[[], Data], split_seed: int | None = None):
     """Load ``root/MLGNC/processed/<name>[-split<seed>].pt`` or build and write it atomically.
 
@@ -175,7 +183,7 @@ def _cached(root, mirror, name: str, build: Callable[[], Data], split_seed: int 
     since seeded splits (DBLP's always) depend on it.
     """
     processed = Path(root) / "MLGNC" / "processed"
-    built = [*processed.glob(f"{name}.pt"), *processed.glob(f"{name}-split*.pt")]
+    built = _built(root, name)
     sources = [RAW_FILES[name]] + ([(SPLIT_DIRS[name], SPLIT_FILES)] if name in SPLIT_DIRS else [])
     mirror_path = resolve_mirror(mirror)
     for relative_dir, files in sources:
