@@ -209,6 +209,15 @@ def test_availability_says_generated_mirror_or_download(mirror, tmp_path):
     assert str(offline_availability(entries["mutag"], tmp_path, None)) == "yes (data dir)"
 
 
+def test_a_downloaded_network_archive_in_the_data_dir_counts_as_available(tmp_path):
+    entry = {e.config: e for e in catalogue()}["facebook_friends"]  # download only
+    assert str(offline_availability(entry, tmp_path, None)) == "no (download)"
+    archive = tmp_path / "networks" / "netzschleuder" / "facebook_friends"
+    archive.mkdir(parents=True)
+    (archive / "facebook_friends.csv.zip").write_bytes(b"as the loader keeps it")
+    assert str(offline_availability(entry, tmp_path, None)) == "yes (data dir)"
+
+
 def test_a_seeded_loader_that_reads_files_is_not_called_generated(mirror, tmp_path):
     # hyperspheres_10_10_0 draws its edges from a seed but reads the released points
     entry = {e.config: e for e in catalogue()}["hyperspheres_10_10_0"]

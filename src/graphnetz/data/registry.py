@@ -155,13 +155,16 @@ def _sources_table() -> dict[str, Callable[..., list[Source]]]:
 
 def _network_sources(name: str, network: str | None = None, **_) -> list[Source]:
     """The network catalogue's mirror file (``<mirror>/networks/<folder>/<file>``, also
-    read from the data dir in that layout); an entry without one only downloads."""
+    read from the data dir in that layout); an entry without one only downloads, into
+    the data dir's ``networks/netzschleuder/<catalogue>/<network>.csv.zip``."""
     from graphnetz.data.networks import network_entry  # the network-catalogue loader's table
 
     entry = network_entry(name)
-    local = entry.mirror_file(str(network) if network is not None else entry.default_network)
-    if local is None:
-        return [(f"networks/{name} (download only)", f"networks/{name} (download only)", None)]
+    network = str(network) if network is not None else entry.default_network
+    local = entry.mirror_file(network)
+    if local is None:  # in the data dir once downloaded: the archive the loader keeps
+        archive = f"networks/netzschleuder/{entry.catalogue}"
+        return [(f"networks/{name} (download only)", archive, [f"{network}.csv.zip"])]
     folder = f"networks/{local.folder}"
     return [(folder, folder, [local.file])]
 
