@@ -200,3 +200,14 @@ def test_the_analysis_cli_needs_a_multilabel_dataset(tmp_path):
     with pytest.raises(SystemExit, match=r"'cora' is not multi-label.*node_cls.*'pcg'"):
         main(["dataset=cora", f"out={tmp_path / 'b'}"])
     assert not any(tmp_path.iterdir())
+
+
+def test_homophily_counted_in_edge_blocks_equals_one_block(monkeypatch):
+    from graphnetz.analysis import homophily
+
+    rng = np.random.default_rng(3)
+    y = (rng.random((60, 7)) < 0.3).astype(np.int64)
+    edge_index = rng.integers(0, 60, size=(2, 500))
+    whole = homophily.edge_jaccard(edge_index, y)
+    monkeypatch.setattr(homophily, "EDGE_BLOCK", 37)
+    assert np.array_equal(homophily.edge_jaccard(edge_index, y), whole)

@@ -48,6 +48,20 @@ def _validate(edge_index: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarr
     return ei, yy.astype(np.float64, copy=False)
 
 
+#: Edges per block when counting shared labels: two [block, C] gathers at a time, not
+#: [E, C] (Yelp's 14 M edge columns x 100 labels would be 22 GB of float64).
+EDGE_BLOCK = 1 << 16
+
+
+def _shared_labels(yy: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """|ℓ(i) ∩ ℓ(j)| per edge column, in blocks of :data:`EDGE_BLOCK` edges."""
+    inter = np.zeros(src.size)
+    for start in range(0, src.size, EDGE_BLOCK):
+        block = slice(start, start + EDGE_BLOCK)
+        inter[block] = np.einsum("ec,ec->e", yy[src[block]], yy[dst[block]])
+    return inter
+
+
 def edge_jaccard(
     edge_index: ArrayLike, y: ArrayLike, empty_value: float = EMPTY_JACCARD
 ) -> np.ndarray:
@@ -57,7 +71,7 @@ def edge_jaccard(
     """
     ei, yy = _validate(edge_index, y)
     src, dst = ei
-    inter = np.einsum("ec,ec->e", yy[src], yy[dst]) if ei.shape[1] else np.zeros(0)
+    inter = _shared_labels(yy, src, dst)
     sizes = yy.sum(1)
     union = sizes[src] + sizes[dst] - inter
     out = np.full(inter.shape, float(empty_value))
