@@ -165,7 +165,7 @@ def test_median_mde_bootstrap_interval_is_a_seed_resampling_of_the_median_mde():
     """Written again as a plain loop: resample the shared seeds, recompute every pair's
     MDE with graphnetz.stats, take the median; same generator, same interval."""
     import numpy as np
-    import reproduce_gn_pairwise as gp
+    import reproduce_pairwise_stats as gp
 
     from graphnetz.stats import min_detectable_difference
 

@@ -18,6 +18,7 @@ import reproduce_gn_cross_category as cc  # noqa: E402
 import reproduce_gn_pairwise as gp  # noqa: E402
 import reproduce_ml_benchmark as mb  # noqa: E402
 import reproduce_ml_synthetic as ms  # noqa: E402
+import reproduce_pairwise_stats as ps  # noqa: E402
 
 RESTORE = "python -m graphnetz records restore --all"
 
@@ -137,11 +138,11 @@ def test_the_seeds_needed_follow_graphnetz_stats():
 
     spreads = np.array([0.0, 0.001, 0.004, 0.0071, 0.012, 0.02, 0.033])
     for gap in gp.GAPS:
-        expected = [seeds_needed(s, gap, 0.8, gp.ALPHA) if s else 2 for s in spreads]
-        assert gp.seeds_for_spreads(spreads, gap).tolist() == expected
-        assert gp.pair_seeds(spreads[1:], gap) == expected[1:]
+        expected = [seeds_needed(s, gap, 0.8, ps.ALPHA) if s else 2 for s in spreads]
+        assert ps.seeds_for_spreads(spreads, gap).tolist() == expected
+        assert ps.pair_seeds(spreads[1:], gap) == expected[1:]
     grid = spreads.reshape(1, -1).repeat(2, axis=0)  # the bootstrap's [draws, pairs]
-    assert gp.seeds_for_spreads(grid, 0.01).shape == grid.shape
+    assert ps.seeds_for_spreads(grid, 0.01).shape == grid.shape
 
 
 def test_seeds_needed_cells_are_medians_over_the_pairs_and_compared():
