@@ -69,11 +69,11 @@ def _measure(group: list[dict[str, Any]], seeded: bool, data_dir, mirror) -> Non
     targets = [group[0]] if seeded else list(by_seed.values())
     first = targets[0]
     config, loader = first["config"], first["loader"]
-    paths = _resolved(config, "paths") or {}
-    root = data_dir if data_dir is not None else paths.get("data_dir", "data")
-    source = mirror if mirror is not None else paths.get("data_mirror")
-    split = _resolved(config, "dataset.split")
-    try:
+    try:  # resolving may fail too (``${oc.env:...}`` of a variable unset here)
+        paths = _resolved(config, "paths") or {}
+        root = data_dir if data_dir is not None else paths.get("data_dir", "data")
+        source = mirror if mirror is not None else paths.get("data_mirror")
+        split = _resolved(config, "dataset.split")
         task_cls = task_class(first["task_type"])
         dataset = load_dataset(loader, root, source, seed=first["seed"] if seeded else None)
         for entry in targets:
