@@ -156,3 +156,50 @@ def test_the_command_line_names_a_bad_folder_instead_of_a_traceback(
             graphnetz_main(argv)
         assert message in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
+
+
+def _hand_written_sweep(sweep, seeds=(0, 1)):
+    """A sweep folder with finished records written by hand (nothing trained)."""
+    for seed in seeds:
+        run = sweep / f"karate_node_cls_gcn_s{seed}"
+        run.mkdir(parents=True)
+        record = {
+            "status": "ok",
+            "task": "karate/node_cls",
+            "model": "gcn",
+            "seed": seed,
+            "primary_metric": "accuracy",
+            "metrics": {"test": {"accuracy": 0.5}},
+        }
+        (run / RECORD_NAME).write_text(json.dumps(record))
+    return sweep
+
+
+def test_a_source_of_the_wrong_kind_is_refused_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    sweep = _hand_written_sweep(tmp_path / "outputs" / "multirun" / "s")
+    assert graphnetz_main(["records", "save", str(sweep)]) == 0
+    archive = tmp_path / "results" / "s"
+    (tmp_path / "empty").mkdir()
+    for argv, message in (
+        (["restore", str(sweep)], f"{sweep} is a sweep folder, not an archive"),
+        (["save", str(archive)], f"{archive} is an archive folder (*.json.xz), not a sweep"),
+        (["save", "empty"], "empty holds no run records (result.json)"),
+        (["restore", "empty"], "empty holds no archived records (*.json.xz)"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            graphnetz_main(["records", *argv, "--to", str(tmp_path / "target")])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "target").exists()
+
+
+def test_two_sweeps_that_would_share_one_archive_are_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    first = _hand_written_sweep(tmp_path / "x" / "s")
+    second = _hand_written_sweep(tmp_path / "y" / "s", seeds=(2,))
+    with pytest.raises(SystemExit) as exit_:
+        graphnetz_main(["records", "save", str(first), str(second)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert f"{first} and {second} would both go to results/s" in err
+    assert not (tmp_path / "results").exists()

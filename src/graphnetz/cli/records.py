@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from graphnetz.sweep.archive import restore_records, save_records
+from graphnetz.run_record import RECORD_NAME
+from graphnetz.sweep.archive import ARCHIVE_SUFFIX, restore_records, save_records
 
 ARCHIVE_ROOT = Path("results")
 SWEEP_ROOT = Path("outputs/multirun")
@@ -28,6 +29,36 @@ def _looks_like_sweep(folder: Path) -> bool:
 
 def _looks_like_archive(folder: Path) -> bool:
     return any(folder.glob("*.json.xz"))
+
+
+def _holds(folder: Path, pattern: str) -> bool:
+    return next(iter(folder.rglob(pattern)), None) is not None
+
+
+def _wrong_source(action: str, source: Path) -> str | None:
+    """Why ``source`` is not what ``action`` reads (a sweep folder for ``save``, an archive
+    for ``restore``), or None: a sweep has a ``multirun.yaml`` or records under it, an
+    archive ``.json.xz`` records."""
+    is_sweep = (source / "multirun.yaml").is_file() or _holds(source, RECORD_NAME)
+    is_archive = _holds(source, f"*{ARCHIVE_SUFFIX}")
+    if action == "save" and not is_sweep:
+        if is_archive:
+            return (
+                f"{source} is an archive folder (*{ARCHIVE_SUFFIX}), not a sweep: "
+                f"save reads a sweep folder; to write it back, records restore {source}"
+            )
+        return f"{source} holds no run records ({RECORD_NAME}): save reads a sweep folder"
+    if action == "restore" and not is_archive:
+        if is_sweep:
+            return (
+                f"{source} is a sweep folder, not an archive (*{ARCHIVE_SUFFIX}): restore "
+                f"reads an archive folder; to archive this sweep, records save {source}"
+            )
+        return (
+            f"{source} holds no archived records (*{ARCHIVE_SUFFIX}): "
+            "restore reads an archive folder"
+        )
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,17 +94,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--to names the destination of one folder, got {len(sources)} folders")
     root = ARCHIVE_ROOT if args.action == "save" else SWEEP_ROOT
     pairs = [(source, args.to or root / source.resolve().name) for source in sources]
+    sources_of: dict[Path, Path] = {}
     for source, target in pairs:
         if not source.is_dir():
             what = "is not a folder" if source.exists() else "does not exist"
             kind = "sweep" if args.action == "save" else "archive"
             parser.error(f"{source} {what}: give a {kind} folder")
+        other = sources_of.setdefault(target.resolve(), source)
+        if other != source:  # one target would merge two sweeps' records
+            parser.error(
+                f"{other} and {source} would both go to {target}: "
+                f"{args.action} them one at a time, each with its own --to"
+            )
         if target.exists() and not target.is_dir():
             parser.error(f"{target} is a file, not a folder: give --to a folder")
-        if args.action == "save" and (source / "result.json").is_file():
+        if args.action == "save" and (source / RECORD_NAME).is_file():
             parser.error(
                 f"{source} is one run's folder: give the sweep folder that holds it ({source.parent})"
             )
+        wrong = _wrong_source(args.action, source)
+        if wrong is not None:
+            parser.error(wrong)
         if args.action == "save" and _looks_like_sweep(target):
             parser.error(
                 f"{target} is a sweep folder, not an archive: archives go to results/<name>"
