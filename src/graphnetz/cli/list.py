@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import pandas as pd
 
@@ -18,7 +19,7 @@ from graphnetz.api.tasks import list_task_types
 from graphnetz.data.mirror import MIRROR_ENV
 from graphnetz.data.registry import catalogue, offline_availability
 from graphnetz.launch import absolute_path
-from graphnetz.task_types import TASK_TYPES
+from graphnetz.task_types import TASK_TYPES, check_task_type
 
 COLUMNS = ["category", "task_type", "dataset", "config", "epochs", "offline"]
 
@@ -34,8 +35,8 @@ def dataset_table(
     categories = sorted({e.category for e in entries})
     if category is not None and category not in categories:
         raise ValueError(f"unknown category {category!r}; valid: {categories}")
-    if task is not None and task not in TASK_TYPES:
-        raise ValueError(f"unknown task type {task!r}; valid: {list(TASK_TYPES)}")
+    if task is not None:
+        check_task_type(task)
     rows = []
     for entry in entries:
         if category not in (None, entry.category):
@@ -82,6 +83,18 @@ def format_datasets(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def model_table(task: str | None = None) -> pd.DataFrame:
+    """The models (conf/model YAMLs and registered ones) with the task types each serves;
+    with ``task``, only those that declare it (a model that declares none, or cannot be
+    imported here, is left out: whether it serves ``task`` is not known)."""
+    table = list_models()
+    if task is None:
+        return table
+    check_task_type(task)
+    serves = table["task_types"].map(lambda served: task in str(served).split(", "))
+    return table[serves].reset_index(drop=True)
+
+
 def render(
     what: str,
     category: str | None = None,
@@ -91,18 +104,23 @@ def render(
 ) -> str:
     if what == "datasets":
         return format_datasets(dataset_table(category, task, data_dir, mirror))
-    table = list_models() if what == "models" else list_task_types()
-    return table.to_string(index=False)
+    if category is not None:
+        raise ValueError(f"--category applies to datasets only, not to {what}")
+    if what == "models":
+        table = model_table(task)
+        return table.to_string(index=False) if not table.empty else f"no model declares {task}"
+    if task is not None:
+        raise ValueError(f"--task applies to datasets and models only, not to {what}")
+    return list_task_types().to_string(index=False)
 
 
 def _folder(value: str | None) -> str | None:
     return str(absolute_path(value)) if value else None
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        "list",
-        help="list datasets, models or task types",
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m graphnetz list",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -111,7 +129,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--category", default=None, help="datasets only: show one category (e.g. social)"
     )
     parser.add_argument(
-        "--task", default=None, help=f"datasets only: show one task type ({', '.join(TASK_TYPES)})"
+        "--task",
+        default=None,
+        help=f"datasets and models: show one task type ({', '.join(TASK_TYPES)})",
     )
     parser.add_argument(
         "--data-dir",
@@ -123,22 +143,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=os.environ.get(MIRROR_ENV) or None,
         help=f"datasets only: the data mirror to look in (default: ${MIRROR_ENV})",
     )
-    parser.set_defaults(
-        handler=lambda args: print(
-            render(
-                args.what, args.category, args.task, _folder(args.data_dir), _folder(args.mirror)
-            )
-        )
-    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m graphnetz")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    add_parser(subparsers)
+    """``argv``: the arguments after ``list`` (a leading ``list``, as the whole command line
+    after ``python -m graphnetz`` has it, is dropped)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["list"]:
+        argv = argv[1:]
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        args.handler(args)
+        text = render(
+            args.what, args.category, args.task, _folder(args.data_dir), _folder(args.mirror)
+        )
     except ValueError as err:  # e.g. an unknown category: say what is valid, no traceback
         parser.exit(2, f"error: {err}\n")
+    print(text)
