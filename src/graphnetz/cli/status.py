@@ -1,27 +1,42 @@
 """``python -m graphnetz status SWEEP_DIR [OVERRIDES ...]``: where a sweep stands.
 
-Per cell (task x model): runs done (ok), skipped, failed (with the first line of the
-error), diverged, cut off (a checkpoint and no record: resumed by ``resume=true``), started
-(a run directory with neither: still running, or killed before its first checkpoint) and
-missing; the time spent and an estimate of what is left (the cell's mean time per finished
-run, else the sweep's, times the runs left; a cut-off run counts for its epochs left).
+Per cell (task x model): runs done (ok), skipped, diverged, failed (with the first line of
+the error), cut off (a checkpoint and no record: resumed by ``resume=true``), started (a run
+directory with neither: still running, or killed before its first checkpoint), unreadable
+and missing; the time spent and an estimate of what is left (the cell's mean time per
+finished run, else the sweep's, times the runs left; a cut-off run counts for its epochs
+left).
+
+A record is judged as ``analyze.py`` judges it (:func:`graphnetz.report.records.add_record`):
+one it cannot read (cut short, an unknown status or schema version, no primary metric) is
+``unreadable``, with why; an ``ok`` record whose primary test metric is NaN or infinite is
+``failed``. A record of schema 1 (no identity) is matched to the planned run of its dataset,
+task, model and seed; ``resume=true`` runs it again, and the dry run says so.
 
 The runs the sweep should have come from the overrides given, as one would give them to
 ``python train.py -m``, or, without any, from the ``multirun.yaml`` Hydra wrote into the
 sweep directory at its last launch. They are expanded with Hydra's own sweep parser and
-resolved to identities without loading data or training; the dry run lists each run that
-``train.py -m ... resume=true`` would launch and the ones already done.
+resolved to identities without loading data or training; the dry run prints the command
+that resumes the sweep in place and lists each run it would launch (a run whose config
+cannot be resolved as ``will fail``) and the ones already done.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+import shlex
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from omegaconf import OmegaConf
+import yaml
+from hydra.errors import HydraException
+from omegaconf import ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from graphnetz.run_identity import (
     config_identity,
@@ -29,11 +44,21 @@ from graphnetz.run_identity import (
     identity_in_name,
     short_identity,
 )
-from graphnetz.run_record import RECORD_NAME, RecordError, RunRecord
+from graphnetz.run_record import RECORD_NAME, RunRecord
 
 #: States of a run, best first: an identity seen in several directories takes the best.
-STATES = ("ok", "skipped", "diverged", "failed", "cut off", "started", "missing")
+STATES = (
+    "ok",
+    "skipped",
+    "diverged",
+    "failed",
+    "cut off",
+    "started",
+    "unreadable",
+    "missing",
+)
 CHECKPOINT_NAME = "checkpoint.ckpt"  # graphnetz.training.checkpoint.CHECKPOINT_NAME
+SCHEMA_1_NOTE = "schema-1 record: resume=true runs it again"
 
 
 @dataclass(frozen=True)
@@ -46,9 +71,15 @@ class RunState:
     seed: object
     identity: str | None  # full, short (from a directory name), or None (schema 1)
     spent_s: float = 0.0
-    left_fraction: float = 1.0  # of a full run, when it is to be run (again)
+    left_fraction: float = 1.0  # of a full run, what resume=true would still run
     error: str | None = None
     where: str | None = None
+    kept: bool = False  # a finished record resume=true matches: it is not run again
+    note: str | None = None  # why a run that looks done is run again
+
+
+class SweepFileError(ValueError):
+    """The sweep's ``multirun.yaml`` cannot be read."""
 
 
 # --------------------------------------------------------------------- the sweep dir
@@ -62,23 +93,9 @@ def found_runs(sweep: Path) -> list[RunState]:
 
 
 def _state_of(run_dir: Path) -> RunState | None:
-    where = str(run_dir)
-    try:
-        rec = RunRecord.read(run_dir / RECORD_NAME)
-    except (OSError, RecordError):
-        rec = None
-    if rec is not None:
-        return RunState(
-            state=rec.status,
-            task=str(rec.task or rec.dataset),
-            model=str(rec.model),
-            seed=rec.seed,
-            identity=rec.run_identity(),
-            spent_s=float(rec.wall_time_s or 0.0),
-            left_fraction=0.0 if rec.finished else 1.0,
-            error=(rec.reason or "").strip().splitlines()[0] if rec.reason else None,
-            where=where,
-        )
+    record = run_dir / RECORD_NAME
+    if record.exists() or record.is_symlink():  # a dangling link is unreadable, as in analyze
+        return _recorded(run_dir)
     if (run_dir / CHECKPOINT_NAME).is_file():
         return _cut_off(run_dir)
     config = _hydra_config(run_dir)
@@ -86,12 +103,105 @@ def _state_of(run_dir: Path) -> RunState | None:
         return None
     return RunState(
         state="started",
-        task=f"{config_value(config, 'dataset.name')}/{config_value(config, 'task.type')}",
-        model=str(config_value(config, "model.name")),
-        seed=config_value(config, "seed"),
-        identity=identity_in_name(run_dir.name),
-        where=where,
+        **_labels(config),
+        identity=identity_in_name(run_dir.name) or _composed_identity(config),
+        where=str(run_dir),
     )
+
+
+def _recorded(run_dir: Path) -> RunState:
+    """A run directory with a record, judged as ``analyze.py`` judges it."""
+    from graphnetz.report.records import Collected, add_record  # pandas: only when needed
+
+    path = run_dir / RECORD_NAME
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return _unreadable(run_dir, f"{type(err).__name__}: {err}", {})
+    verdict = Collected()
+    add_record(verdict, raw, str(path))
+    if verdict.unreadable:
+        return _unreadable(run_dir, verdict.unreadable[0]["reason"], raw)
+    rec = RunRecord.from_dict(raw)
+    state, error = rec.status, _why(rec)
+    if rec.status == "ok" and verdict.failed:  # e.g. a NaN test metric: not analysed
+        state, error = "failed", verdict.failed[0]["error"]
+    schema_1 = rec.schema_version == 1 and rec.finished  # resume cannot match it to a run
+    kept = rec.finished and not schema_1
+    config = rec.config if isinstance(rec.config, Mapping) else {}
+    task = rec.task or _task_key(
+        rec.dataset or config_value(config, "dataset.name"),
+        rec.task_type or config_value(config, "task.type"),  # a run failed at resolution
+    )
+    spent = rec.wall_time_s
+    return RunState(
+        state=state,
+        task=str(task),
+        model=str(rec.model),
+        seed=rec.seed,
+        identity=rec.run_identity() or identity_in_name(run_dir.name),
+        spent_s=float(spent) if isinstance(spent, (int, float)) else 0.0,
+        left_fraction=0.0 if kept else 1.0,
+        error=error,
+        where=str(run_dir),
+        kept=kept,
+        note=SCHEMA_1_NOTE if schema_1 else None,
+    )
+
+
+def _unreadable(run_dir: Path, reason: str, raw: Any) -> RunState:
+    """A record ``analyze.py`` cannot read: named by what it still says, else by the run
+    directory's Hydra config; run again by ``resume=true``."""
+    fields = raw if isinstance(raw, Mapping) else {}
+    config = _hydra_config(run_dir) or {}
+    labels = _labels(config)
+    stored = fields.get("identity")
+    return RunState(
+        state="unreadable",
+        task=str(fields.get("task") or labels["task"]),
+        model=str(fields.get("model") or labels["model"]),
+        seed=fields.get("seed") if fields.get("seed") is not None else labels["seed"],
+        identity=(stored if isinstance(stored, str) and stored else None)
+        or identity_in_name(run_dir.name)
+        or _composed_identity(config),
+        error=reason,
+        where=str(run_dir),
+    )
+
+
+def _why(rec: RunRecord) -> str | None:
+    """The first line of the record's reason, else the last of its error (a traceback's
+    last line names the exception); None when both are empty or blank."""
+    for text, line in ((rec.reason, 0), (rec.error, -1)):
+        lines = [x.strip() for x in str(text or "").splitlines() if x.strip()]
+        if lines:
+            return lines[line]
+    return None
+
+
+def _task_key(dataset: object, task_type: object) -> str:
+    return "/".join("?" if part is None else str(part) for part in (dataset, task_type))
+
+
+def _labels(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``task``, ``model`` and ``seed`` of a plain run config (``?`` where absent)."""
+    model, seed = config_value(config, "model.name"), config_value(config, "seed")
+    return {
+        "task": _task_key(config_value(config, "dataset.name"), config_value(config, "task.type")),
+        "model": "?" if model is None else str(model),
+        "seed": "?" if seed is None else seed,
+    }
+
+
+def _composed_identity(config: Mapping[str, Any]) -> str | None:
+    """The short identity a run directory of this composed config is named by (a folder
+    named by job number keeps its run's config in ``.hydra/config.yaml``); None for an
+    empty config."""
+    if not config:
+        return None
+    from graphnetz.training.resolve import composed_run_dir_name  # torch: only when needed
+
+    return identity_in_name(composed_run_dir_name(OmegaConf.create(dict(config))))
 
 
 def _cut_off(run_dir: Path) -> RunState:
@@ -104,9 +214,7 @@ def _cut_off(run_dir: Path) -> RunState:
     left = 1.0 - done / epochs if isinstance(epochs, int) and epochs > 0 else 1.0
     return RunState(
         state="cut off",
-        task=f"{config_value(config, 'dataset.name')}/{config_value(config, 'task.type')}",
-        model=str(config_value(config, "model.name")),
-        seed=config_value(config, "seed"),
+        **_labels(config),
         identity=config_identity(saved["config"]) if saved else identity_in_name(run_dir.name),
         spent_s=float(saved.get("elapsed_s", 0.0)),
         left_fraction=max(0.0, left),
@@ -120,23 +228,45 @@ def _hydra_config(run_dir: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    except Exception:  # half-written: the directory still counts as started
-        return {}
+        config = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, OmegaConfBaseException):
+        return {}  # half-written: the directory still counts as started
+    return config if isinstance(config, dict) else {}
 
 
 # ------------------------------------------------------------------- the expected
-def sweep_overrides(sweep: Path, given: list[str]) -> list[str] | None:
-    """The job overrides of the sweep: ``given`` (less Hydra's own and ``-m``), else those
-    of the sweep's last launch (``multirun.yaml``), else None."""
+#: Hydra overrides the dry run's command sets itself (``-m`` and the sweep directory).
+OWN_HYDRA_OVERRIDES = ("hydra.sweep.dir=", "hydra.mode=")
+
+
+def sweep_overrides(sweep: Path, given: list[str]) -> tuple[list[str], list[str]] | None:
+    """The sweep's job overrides and Hydra's own (a launcher, say): ``given`` (less ``-m``),
+    else those of the sweep's last launch (``multirun.yaml``), else None.
+    :class:`SweepFileError` when ``multirun.yaml`` cannot be read."""
     given = [o for o in given if o not in ("-m", "--multirun")]
     if given:
-        return [o for o in given if not o.lstrip("+~").startswith(("hydra.", "hydra/"))]
+        return _split_hydra(given)
     saved = sweep / "multirun.yaml"
     if not saved.is_file():
         return None
-    overrides = OmegaConf.load(saved).hydra.overrides.task
-    return [str(o) for o in overrides]
+    try:
+        loaded = OmegaConf.load(saved)
+        task = OmegaConf.select(loaded, "hydra.overrides.task")
+        hydra = OmegaConf.select(loaded, "hydra.overrides.hydra")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, OmegaConfBaseException) as err:
+        raise SweepFileError(f"{saved} cannot be read ({type(err).__name__}: {err})") from None
+    if not isinstance(task, ListConfig):
+        raise SweepFileError(f"{saved} has no hydra.overrides.task (empty or cut short?)")
+    hydra = [str(o) for o in hydra] if isinstance(hydra, ListConfig) else []
+    return [str(o) for o in task], [o for o in hydra if not o.startswith(OWN_HYDRA_OVERRIDES)]
+
+
+def _split_hydra(overrides: list[str]) -> tuple[list[str], list[str]]:
+    def hydra(o: str) -> bool:
+        return o.lstrip("+~").startswith(("hydra.", "hydra/"))
+
+    own = [o for o in overrides if hydra(o) and not o.startswith(OWN_HYDRA_OVERRIDES)]
+    return [o for o in overrides if not hydra(o)], own
 
 
 def expected_runs(overrides: list[str]) -> list[tuple[RunState, list[str]]]:
@@ -144,17 +274,22 @@ def expected_runs(overrides: list[str]) -> list[tuple[RunState, list[str]]]:
     job's overrides; a job whose config cannot be resolved is expected as its failure."""
     from hydra import compose, initialize_config_dir
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from graphnetz.config_dir import CONF_DIR
     from graphnetz.training.resolve import composed_identity, resolve_run
 
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        first = compose("config", overrides=_first_values(overrides), return_hydra_config=True)
+        # the config loader lists a group's options for a glob sweep (model=glob(gc*))
+        parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+        first = compose(
+            "config", overrides=_first_values(parser, overrides), return_hydra_config=True
+        )
         params = first.hydra.sweeper.params
         params = OmegaConf.to_container(params, resolve=False) if params else {}
         arguments = [f"{k}={v}" for k, v in params.items()] + list(overrides)
-        parsed = OverridesParser.create().parse_overrides(arguments)
+        parsed = parser.parse_overrides(arguments)
         jobs = [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
         expected = []
         for job in jobs:
@@ -162,52 +297,79 @@ def expected_runs(overrides: list[str]) -> list[tuple[RunState, list[str]]]:
             try:
                 spec = resolve_run(cfg)
                 state = RunState("missing", spec.task_key, spec.model, spec.seed, spec.identity)
-            except Exception as err:
-                task = f"{cfg.dataset.name}/{OmegaConf.select(cfg, 'task.type')}"
-                identity = composed_identity(cfg)
+            except Exception as err:  # the run fails with it, whatever it is (training/run.py)
                 state = RunState(
-                    "missing", task, cfg.model.name, cfg.seed, identity, error=str(err)
+                    "missing",
+                    _task_key(_pick(cfg, "dataset.name"), _pick(cfg, "task.type")),
+                    str(_pick(cfg, "model.name")),
+                    _pick(cfg, "seed"),
+                    composed_identity(cfg),
+                    left_fraction=0.0,  # it fails before training
+                    error=f"{type(err).__name__}: {err}",
                 )
             expected.append((state, list(job)))
     return expected
 
 
-def _first_values(overrides: list[str]) -> list[str]:
+def _pick(cfg, key: str) -> Any:
+    return OmegaConf.select(cfg, key, default=None)
+
+
+def _first_values(parser, overrides: list[str]) -> list[str]:
     """One value of each sweep override (enough to compose the config once and read
     ``hydra.sweeper.params``, which an ``experiment`` sets)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parsed = OverridesParser.create().parse_overrides(overrides)
     return [
         f"{o.get_key_element()}={next(iter(o.sweep_string_iterator()))}"
         if o.is_sweep_override()
         else o.input_line
-        for o in parsed
+        for o in parser.parse_overrides(overrides)
     ]
 
 
 # ------------------------------------------------------------------------ merging
 def merge(found: Iterable[RunState], expected: Iterable[RunState]) -> list[RunState]:
     """One state per run: the best state of its identity among the directories found, and
-    ``missing`` for an expected identity found nowhere."""
+    ``missing`` for an expected identity found nowhere. A run found without an identity (a
+    schema-1 record in a folder named by job number) is the expected run of its task,
+    model and seed when exactly one is expected."""
+    expected = list(expected)
+    by_label: dict[tuple[str, str, str], dict[object, RunState]] = {}
+    for run in expected:
+        by_label.setdefault(_label(run), {})[_key(run)] = run
     best: dict[object, RunState] = {}
     spent: dict[object, float] = {}
+    kept: dict[object, bool] = {}
     for run in found:
+        matches = by_label.get(_label(run), {}) if run.identity is None else {}
+        if len(matches) == 1:
+            run = replace(run, identity=next(iter(matches.values())).identity)
         key = _key(run)
         spent[key] = spent.get(key, 0.0) + run.spent_s
+        kept[key] = kept.get(key, False) or run.kept  # resume finds it in any folder
         if key not in best or STATES.index(run.state) < STATES.index(best[key].state):
             best[key] = run
-    for run in expected:
-        best.setdefault(_key(run), run)
+    planned = {_key(run): run for run in expected}
+    for key, run in planned.items():
+        best.setdefault(key, run)
     merged = []
     for key, run in best.items():
-        merged.append(RunState(**{**run.__dict__, "spent_s": spent.get(key, 0.0)}))
+        done = kept.get(key, run.kept)
+        left = 0.0 if done else run.left_fraction
+        run = replace(run, spent_s=spent.get(key, 0.0), kept=done, left_fraction=left)
+        if key in planned:  # named as planned (a record cut short no longer says)
+            named = planned[key]
+            run = replace(run, task=named.task, model=named.model, seed=named.seed)
+        merged.append(run)
     return merged
 
 
 def _key(run: RunState) -> object:
-    """The short identity (all a directory name carries); a schema-1 record its own key."""
+    """The short identity (all a directory name carries); a run without one its own key."""
     return short_identity(run.identity) if run.identity else ("no identity", run.where)
+
+
+def _label(run: RunState) -> tuple[str, str, str]:
+    return run.task, run.model, str(run.seed)
 
 
 # ------------------------------------------------------------------------ report
@@ -224,11 +386,7 @@ def cell_table(runs: list[RunState], with_missing: bool) -> list[str]:
     for (task, model), members in cells.items():
         times = [r.spent_s for r in members if r.state == "ok" and r.spent_s > 0]
         per_run = sum(times) / len(times) if times else overall
-        left = sum(
-            r.left_fraction
-            for r in members
-            if r.state in ("failed", "cut off", "started", "missing")
-        )
+        left = sum(r.left_fraction for r in members if not r.kept)
         rows.append(
             [
                 task,
@@ -255,42 +413,104 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
-def render(sweep: Path, overrides: list[str] | None) -> str:
+def render(
+    sweep: Path,
+    launch: tuple[list[str], list[str]] | None,
+    unknown: str = "no overrides and no multirun.yaml",
+) -> str:
+    """The report; ``launch`` is :func:`sweep_overrides`' answer, ``unknown`` why there is
+    none."""
     found = found_runs(sweep)
-    expected = expected_runs(overrides) if overrides is not None else []
+    expected = expected_runs(launch[0]) if launch is not None else []
     runs = merge(found, [state for state, _ in expected])
     lines = [f"sweep {sweep}: {len(runs)} runs"]
-    if overrides is None:
-        lines.append("(no overrides and no multirun.yaml: missing runs are not known)")
-    lines += ["", *cell_table(runs, with_missing=overrides is not None)]
-    failed = [r for r in runs if r.state in ("failed", "diverged") and r.error]
-    if failed:
-        lines += ["", "failed and diverged:"]
-        lines += [f"  {r.task} {r.model} seed={r.seed}: {r.error}  ({r.where})" for r in failed]
-    if overrides is not None:
-        lines += ["", *dry_run(runs, expected, overrides)]
+    if launch is None:
+        lines.append(f"({unknown}: missing runs are not known)")
+    lines += ["", *cell_table(runs, with_missing=launch is not None)]
+    bad = [r for r in runs if r.state in ("failed", "diverged", "unreadable")]
+    if bad:
+        lines += ["", "failed, diverged and unreadable:"]
+        lines += [
+            f"  [{r.state}] {r.task} {r.model} seed={r.seed}: "
+            f"{r.error or 'no reason given'}  ({r.where})"
+            for r in bad
+        ]
+    old = sum(r.note == SCHEMA_1_NOTE for r in runs)
+    if old:
+        lines += [
+            "",
+            f"{old} run(s) have a schema-1 record (no identity): analyze.py reads them, "
+            "but resume=true cannot match them to a run and runs them again",
+        ]
+    if launch is not None:
+        lines += ["", *dry_run(sweep, runs, expected, *launch)]
     return "\n".join(lines)
 
 
+def resume_command(sweep: Path, overrides: list[str], hydra: list[str] = ()) -> str:
+    """The shell command that resumes the sweep in ``sweep`` (each argument quoted)."""
+    job = [o for o in overrides if not o.lstrip("+").startswith("resume=")]
+    arguments = [*job, "resume=true", *hydra, f"hydra.sweep.dir={_hydra_value(str(sweep))}"]
+    return " ".join(["python train.py -m", *map(shlex.quote, arguments)])
+
+
+def _hydra_value(text: str) -> str:
+    """``text`` as the value of a Hydra override: as it is where Hydra reads it back as
+    it is, else quoted (a path with a comma, a parenthesis or an accent)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_override(f"key={text}")
+        if not parsed.is_sweep_override() and parsed.value() == text:
+            return text
+    except HydraException:
+        pass
+    escaped = text.replace('"', '\\"')  # Hydra keeps a backslash before anything else
+    return f'"{escaped}"'
+
+
 def dry_run(
-    runs: list[RunState], expected: list[tuple[RunState, list[str]]], overrides
+    sweep: Path,
+    runs: list[RunState],
+    expected: list[tuple[RunState, list[str]]],
+    overrides: list[str],
+    hydra: list[str] = (),
 ) -> list[str]:
     """What ``train.py -m OVERRIDES resume=true`` into this sweep directory would do."""
-    state = {_key(r): r.state for r in runs}
+    merged = {_key(r): r for r in runs}
 
-    def state_of(run: RunState) -> str:
-        return state.get(_key(run), "missing")
+    def found(planned: RunState) -> RunState:
+        return merged.get(_key(planned), planned)
 
-    done = [(r, job) for r, job in expected if state_of(r) in ("ok", "skipped", "diverged")]
-    todo = [(r, job) for r, job in expected if (r, job) not in done]
-    command = " ".join([*(o for o in overrides if not o.startswith("resume=")), "resume=true"])
+    done = [(r, job) for r, job in expected if found(r).kept]
+    todo = [(r, job) for r, job in expected if not found(r).kept]
     lines = [
-        f"dry run of `train.py -m {command}`: {len(expected)} runs, "
+        f"dry run of `{resume_command(sweep, overrides, hydra)}`: {len(expected)} runs, "
         f"{len(done)} already done, {len(todo)} to run",
     ]
-    for run, job in todo:
+    for planned, _ in done:
+        run = found(planned)
+        if run.state not in ("ok", "skipped", "diverged"):  # e.g. an ok record with a NaN
+            lines.append(
+                f"  keep [{run.state}] {planned.task} {planned.model} seed={planned.seed}: "
+                f"{run.error} (its record is finished: resume=true does not run it again)"
+            )
+    for planned, job in todo:
+        run = found(planned)
+        why = ", ".join(x for x in (run.state, run.note) if x)
+        if planned.error:  # its config cannot be resolved: the run fails at once
+            if run.state == "missing":
+                why = f"will fail: {planned.error}"
+            else:  # a failed record already says why
+                why += (
+                    ", will fail again"
+                    if run.state == "failed"
+                    else f", will fail: {planned.error}"
+                )
+        arguments = " ".join(map(shlex.quote, job))
         lines.append(
-            f"  run  [{state_of(run)}] {run.task} {run.model} seed={run.seed}: {' '.join(job)}"
+            f"  run  [{why}] {planned.task} {planned.model} seed={planned.seed}: {arguments}"
         )
     return lines
 
@@ -301,12 +521,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0].strip("`"),
     )
     parser.add_argument("sweep", metavar="SWEEP_DIR", help="a sweep's hydra.sweep.dir")
-    parser.add_argument(
+    overrides = parser.add_argument(
         "overrides",
         nargs=argparse.REMAINDER,
         metavar="OVERRIDES",
         help="the sweep's overrides, as given to train.py -m (default: its multirun.yaml)",
     )
+    overrides.required = False  # argparse counts a REMAINDER positional as required
     return parser
 
 
@@ -317,8 +538,15 @@ def main(argv: list[str] | None = None) -> int:
     if not sweep.is_dir():
         what = "is a file, not a folder" if sweep.exists() else "does not exist"
         parser.exit(2, f"error: sweep directory {str(sweep)!r} {what}\n")
+    unknown = "no overrides and no multirun.yaml"
     try:
-        print(render(sweep, sweep_overrides(sweep, args.overrides)))
-    except Exception as err:  # a bad override: say which, no traceback
+        launch = sweep_overrides(sweep, args.overrides)
+    except SweepFileError as err:
+        print(f"warning: {err}; showing the runs found", file=sys.stderr)
+        launch, unknown = None, f"no overrides and {sweep / 'multirun.yaml'} unreadable"
+    try:
+        text = render(sweep, launch, unknown)
+    except (HydraException, OmegaConfBaseException) as err:  # a bad override: say which
         parser.exit(2, f"error: {type(err).__name__}: {err}\n")
+    print(text)
     return 0
