@@ -26,10 +26,10 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.run_record import RECORD_NAME
-from graphnetz.sweep.jobs import job_count
+from graphnetz.sweep.jobs import sweep_overrides
 from graphnetz.sweep.pool import FORK_LOCK
 from graphnetz.sweep.progress import ProgressDisplay, SweepTally
 from graphnetz.sweep.threads import default_threads
@@ -87,6 +87,28 @@ def tally_of(events: list[dict[str, Any]], total: int | None) -> SweepTally:
         reused = _mtime(Path(run_dir) / RECORD_NAME) < float(event.get("started", 0))
         tally.add(record_status(run_dir), reused=reused)
     return tally
+
+
+def _job_count(config: DictConfig) -> int | None:
+    """:func:`graphnetz.sweep.jobs.job_count` with Hydra's config loader, which a glob sweep
+    (``model=glob(gc*)``) needs to list a group's options; None (progress without a total)
+    when the jobs cannot be counted, so the sweep keeps its progress and summary."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    target = str(OmegaConf.select(config, "hydra.sweeper._target_", default=""))
+    if not target.endswith("BasicSweeper"):
+        return None  # another sweeper decides the jobs as it goes
+    hydra = GlobalHydra.instance()
+    loader = hydra.config_loader() if hydra.is_initialized() else None
+    try:
+        parsed = OverridesParser.create(loader).parse_overrides(sweep_overrides(config))
+        return sum(len(batch) for batch in BasicSweeper.split_arguments(parsed, None))
+    except HydraException as err:
+        print(f"sweep progress: the jobs cannot be counted ({err})", file=sys.stderr, flush=True)
+        return None
 
 
 def _record_dir_of_the_job() -> Path | None:
@@ -158,7 +180,7 @@ class SweepCallback(Callback):
         self.token = uuid.uuid4().hex
         self.events = Path(str(config.hydra.sweep.dir)).absolute() / EVENTS_NAME
         os.environ[TOKEN_ENV], os.environ[EVENTS_ENV] = self.token, str(self.events)
-        self.total = job_count(config)
+        self.total = _job_count(config)
         self.display = ProgressDisplay(self.total, self.progress_every_s)
         self._thread = threading.Thread(target=self._follow, name="sweep-progress", daemon=True)
         self._thread.start()
