@@ -18,9 +18,15 @@ from hydra.utils import get_class
 
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.data import pyg
+from graphnetz.data.integrity import read_checksums
 from graphnetz.data.loading import load_dataset
 from graphnetz.data.mirror import DatasetUnavailableError
-from graphnetz.data.registry import LOADER_REGISTRY, catalogue, offline_availability
+from graphnetz.data.registry import (
+    LOADER_REGISTRY,
+    catalogue,
+    entry_sources,
+    offline_availability,
+)
 from graphnetz.task_types import TASK_TYPES
 from graphnetz.training.pipeline import build_run
 from graphnetz.training.resolve import resolve_run
@@ -112,16 +118,25 @@ def _offline_entries() -> list:
     return [e for e in catalogue() if e.category != "multilabel"]
 
 
+def _listed_in_mirror(entry, mirror: Path) -> list[str]:
+    """The files of the mirror's SHA256SUMS inside the folders ``entry`` reads."""
+    folders = [f"{remote.rstrip('/')}/" for remote, _, _ in entry_sources(entry) or []]
+    return [path for path in read_checksums(mirror) if path.startswith(tuple(folders))]
+
+
 @pytest.mark.parametrize("entry", _offline_entries(), ids=lambda e: e.config)
 def test_every_offline_entry_loads_and_carries_what_its_tasks_need(
     make_cfg, mirror, entry, one_thread
 ):
-    """Built the way a run builds it (config -> data -> task data -> model), per task type."""
+    """Built the way a run builds it (config -> data -> task data -> model), per task type.
+    Skipped only for a download-only entry: one whose files the mirror's SHA256SUMS lists
+    must load from it."""
     status = offline_availability(entry, None, mirror)
-    if status.offline is None:
-        pytest.skip(f"{entry.config}: {status}")
+    assert status.offline is not None, f"{entry.config}: {status}"
     if not status.offline:
-        pytest.skip(f"{entry.config}: not offline here ({status})")
+        listed = _listed_in_mirror(entry, mirror)
+        assert not listed, f"{entry.config}: the mirror lists {listed[:3]} but {status}"
+        pytest.skip(f"{entry.config}: download only ({status})")
     for task_type in entry.task_types:
         cfg = make_cfg(f"dataset={entry.config}", f"task={task_type}", "model=gcn", mirror=mirror)
         built = build_run(resolve_run(cfg))

@@ -180,14 +180,26 @@ def _holds(folder: Path, files) -> bool:
     return all((folder / f).exists() for f in files)
 
 
+def _describer(entry: CatalogueEntry) -> Callable[..., list[Source]] | None:
+    target = entry.loader["_target_"]
+    table = {**_sources_table(), NETWORK_LOADER: _network_sources}
+    return table.get(target) or getattr(get_method(target), "raw_sources", None)
+
+
+def entry_sources(entry: CatalogueEntry) -> list[Source] | None:
+    """``[(mirror_dir, data_dir_subdir, files)]`` the entry's loader reads (files None:
+    any file of the folder); None for a loader that does not say (or reads no files)."""
+    describe = _describer(entry)
+    return None if describe is None else describe(**entry.loader_kwargs)
+
+
 def offline_availability(
     entry: CatalogueEntry, data_dir: str | Path | None, mirror: str | Path | None
 ) -> Availability:
     """Whether ``entry`` loads here without a network, and from where."""
     target = entry.loader["_target_"]
     loader = get_method(target)
-    table = {**_sources_table(), NETWORK_LOADER: _network_sources}
-    describe = table.get(target) or getattr(loader, "raw_sources", None)
+    describe = _describer(entry)
     if describe is None and "seed" in inspect.signature(loader).parameters:
         return Availability(True, "generated")  # a seeded generator that reads no files
     if target in BUILT_IN:
