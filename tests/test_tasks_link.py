@@ -112,7 +112,7 @@ def test_ranking_metrics_by_hand():
     assert (m["hits1"], m["hits3"], m["hits10"]) == (0.25, 0.5, 0.75)
 
 
-def test_relational_link_prediction_on_wn18rr(make_cfg, mirror, tmp_path):
+def test_relational_link_prediction_on_wn18rr_is_repeatable(make_cfg, mirror, tmp_path):
     from graphnetz.training.run import run_experiment
 
     cfg = make_cfg(
@@ -124,8 +124,10 @@ def test_relational_link_prediction_on_wn18rr(make_cfg, mirror, tmp_path):
         "model.num_layers=1",
         mirror=mirror,
     )
-    record = run_experiment(cfg, tmp_path)
+    record = run_experiment(cfg, tmp_path / "a")
     assert record.status == "ok", record.reason
+    again = run_experiment(cfg, tmp_path / "b")  # same config and seed: same numbers
+    assert (again.metrics, again.history) == (record.metrics, record.history)
     assert (record.category, record.primary_metric) == ("knowledge", "mrr")
     test = record.metrics["test"]
     assert {"auc", "ap", "mrr", "hits1", "hits3", "hits10"} <= set(test)
