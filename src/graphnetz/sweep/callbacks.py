@@ -26,10 +26,10 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from graphnetz.run_record import RECORD_NAME
-from graphnetz.sweep.jobs import sweep_overrides
+from graphnetz.sweep.jobs import job_count
 from graphnetz.sweep.pool import FORK_LOCK
 from graphnetz.sweep.progress import ProgressDisplay, SweepTally
 from graphnetz.sweep.threads import default_threads
@@ -90,22 +90,15 @@ def tally_of(events: list[dict[str, Any]], total: int | None) -> SweepTally:
 
 
 def _job_count(config: DictConfig) -> int | None:
-    """:func:`graphnetz.sweep.jobs.job_count` with Hydra's config loader, which a glob sweep
-    (``model=glob(gc*)``) needs to list a group's options; None (progress without a total)
-    when the jobs cannot be counted, so the sweep keeps its progress and summary."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    """:func:`graphnetz.sweep.jobs.job_count` with Hydra's config loader (a glob sweep,
+    ``model=glob(gc*)``, needs it); None (progress without a total) when the jobs cannot
+    be counted, so the sweep keeps its progress and summary."""
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    target = str(OmegaConf.select(config, "hydra.sweeper._target_", default=""))
-    if not target.endswith("BasicSweeper"):
-        return None  # another sweeper decides the jobs as it goes
     hydra = GlobalHydra.instance()
-    loader = hydra.config_loader() if hydra.is_initialized() else None
     try:
-        parsed = OverridesParser.create(loader).parse_overrides(sweep_overrides(config))
-        return sum(len(batch) for batch in BasicSweeper.split_arguments(parsed, None))
+        return job_count(config, hydra.config_loader() if hydra.is_initialized() else None)
     except HydraException as err:
         print(f"sweep progress: the jobs cannot be counted ({err})", file=sys.stderr, flush=True)
         return None

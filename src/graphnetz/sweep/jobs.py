@@ -17,11 +17,13 @@ def sweep_overrides(config: DictConfig) -> list[str]:
     return [f"{key}={value}" for key, value in dict(params).items()] + task
 
 
-def job_count(config: DictConfig) -> int | None:
+def job_count(config: DictConfig, config_loader: Any = None) -> int | None:
     """The number of jobs of the basic sweeper for ``config`` (the multirun config);
-    None when another sweeper decides the jobs as it goes."""
+    None when another sweeper decides the jobs as it goes. ``config_loader`` (Hydra's,
+    ``GlobalHydra.instance().config_loader()``) is needed to expand ``glob(...)`` over a
+    config group's options."""
     target = str(OmegaConf.select(config, "hydra.sweeper._target_", default=""))
     if not target.endswith("BasicSweeper"):
         return None
-    parsed = OverridesParser.create().parse_overrides(sweep_overrides(config))
+    parsed = OverridesParser.create(config_loader).parse_overrides(sweep_overrides(config))
     return sum(len(batch) for batch in BasicSweeper.split_arguments(parsed, None))
