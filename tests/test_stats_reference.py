@@ -83,6 +83,21 @@ def test_wilcoxon_large_sample_uses_normal_approximation_like_scipy():
     assert res.pvalue == pytest.approx(ref.pvalue)
 
 
+def test_wilcoxon_normal_approximation_with_ties_and_zeros_matches_scipy():
+    """Whole-number differences: 29 zeros (dropped) and 91 non-zero |d| in only 4 tie
+    groups, so the variance's tie term Σ(t³ − t)/48 matters (without it p = 0.049)."""
+    d = np.round(np.random.default_rng(9).normal(0.25, 1.5, size=120))
+    nonzero = d[d != 0]
+    assert nonzero.size > 50 and np.unique(np.abs(nonzero)).size == 4
+    # scipy: zeros dropped before ranking, tie-corrected variance, no continuity correction
+    ref = stats.wilcoxon(d, zero_method="wilcox", correction=False, method="approx")
+    res = wilcoxon_test(d, np.zeros_like(d))
+    assert res.method == "wilcoxon normal approximation"
+    assert res.statistic == pytest.approx(ref.statistic)
+    assert res.pvalue == pytest.approx(ref.pvalue)
+    assert "29 zero difference(s) dropped" in res.note
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_holm_matches_statsmodels(seed):
     p = np.random.default_rng(seed).uniform(0, 0.2, size=7)
