@@ -122,6 +122,25 @@ def test_friedman_matches_scipy():
     assert res.dof == 3
 
 
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_friedman_with_ties_is_scipys_statistic_without_its_tie_correction(higher_is_better):
+    """Whole-number scores tie within tasks. scipy divides χ² by the tie correction
+    C = 1 − Σ(t³ − t) / (N k (k² − 1)); our χ²_F is Demšar's uncorrected form, so it
+    equals scipy's χ² times C (and the tie-free form would not: here C = 0.9)."""
+    scores = np.random.default_rng(10).integers(0, 4, size=(12, 4)) + np.array([0, 0, 1, 1])
+    n, k = scores.shape
+    ties = sum((t**3 - t).sum() for t in (np.unique(row, return_counts=True)[1] for row in scores))
+    correction = 1 - ties / (n * k * (k * k - 1))
+    assert correction < 0.95
+    ref = stats.friedmanchisquare(*scores.T)
+    res = friedman_test(scores.astype(float), higher_is_better=higher_is_better)
+    assert res.statistic == pytest.approx(ref.statistic * correction)
+    assert res.pvalue == pytest.approx(stats.chi2.sf(ref.statistic * correction, k - 1))
+    # the same through an explicit rank table with average ranks for ties
+    ranks = rank_models(scores.astype(float), higher_is_better=higher_is_better)
+    assert friedman_test(ranks).statistic == pytest.approx(res.statistic)
+
+
 def test_iman_davenport_from_its_formula():
     scores = np.random.default_rng(7).normal(size=(8, 5))
     chi2 = stats.friedmanchisquare(*scores.T).statistic
