@@ -160,14 +160,22 @@ def test_nemenyi_pvalues_match_scikit_posthocs():
     np.testing.assert_allclose(res, ref, atol=1e-6)
 
 
-def test_cohens_dz_and_mean_difference():
+def test_cohens_dz_is_the_paired_t_statistic_over_root_n():
+    # T = d̄ / (σ̂_d / √S), so d_z = d̄ / σ̂_d = T / √S with T from scipy's ttest_rel
+    rng = np.random.default_rng(11)
+    a = rng.normal(0.80, 0.02, size=9)
+    b = a - rng.normal(0.01, 0.02, size=9)
+    assert cohens_dz(a, b) == pytest.approx(stats.ttest_rel(a, b).statistic / np.sqrt(9))
+    assert cohens_dz(b, a) == pytest.approx(-cohens_dz(a, b))
+
+
+def test_mean_difference_is_ttest_rels_confidence_interval():
     a = np.array([0.82, 0.80, 0.85, 0.81])
     b = np.array([0.80, 0.79, 0.80, 0.80])
-    d = a - b
-    assert cohens_dz(a, b) == pytest.approx(d.mean() / d.std(ddof=1))
-    low, high = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
-    md = mean_difference(a, b)
-    assert (md.mean, md.low, md.high) == pytest.approx((d.mean(), low, high))
+    ref = stats.ttest_rel(a, b).confidence_interval(confidence_level=0.9)
+    md = mean_difference(a, b, alpha=0.1)
+    assert md.mean == pytest.approx(0.0225)  # (0.02 + 0.01 + 0.05 + 0.01) / 4
+    assert (md.low, md.high) == pytest.approx((ref.low, ref.high))
 
 
 def test_wilcoxon_ties_absolute_differences_equal_but_for_float_rounding():
