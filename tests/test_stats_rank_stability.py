@@ -74,6 +74,47 @@ def test_a_unanimous_ranking_is_stable_under_resampling():
     assert res.order_stability == 1.0
 
 
+def _exact_order_stability(ranks):
+    """Share of the N^N resamples in which every pair the observed mean ranks order keeps
+    that order strictly (a tie in a resample breaks it)."""
+    n, k = ranks.shape
+    observed = ranks.mean(axis=0)
+    ordered = [(i, j) for i, j in itertools.permutations(range(k), 2) if observed[i] < observed[j]]
+    kept = 0
+    for rows in itertools.product(range(n), repeat=n):
+        means = ranks[list(rows)].mean(axis=0)
+        kept += all(means[i] < means[j] for i, j in ordered)
+    return kept / n**n
+
+
+@pytest.mark.parametrize(
+    ("ranks", "exact"),
+    [
+        # N = 5, k = 4; the order is 0, 1, 2, 3 with no tie in the observed mean ranks
+        ([[1, 2, 3, 4], [2, 1, 3, 4], [1, 3, 2, 4], [1, 2, 4, 3], [3, 1, 2, 4]], 1521 / 3125),
+        # tied ranks within tasks; the observed order is 1, 3, 2, 0 (mean ranks 1.8, 1.9,
+        # 2.7, 3.6), not the column order
+        (
+            [[4, 2.5, 2.5, 1], [4, 1, 3, 2], [4, 3, 2, 1], [3, 1.5, 4, 1.5], [3, 1, 2, 4]],
+            1101 / 3125,
+        ),
+    ],
+)
+def test_order_stability_converges_to_the_enumerated_bootstrap(ranks, exact):
+    ranks = np.array(ranks, dtype=float)
+    assert _exact_order_stability(ranks) == pytest.approx(exact)
+    res = rank_stability(ranks, n_resamples=40_000, seed=1)
+    # standard error ≤ 0.0025; counting resampled ties as the observed order would add
+    # 0.157 and 0.067 here
+    assert res.order_stability == pytest.approx(exact, abs=0.012)
+
+
+def test_order_stability_is_undefined_when_observed_mean_ranks_tie():
+    # models 0 and 1 share mean rank 1.5: no single order to reproduce
+    ranks = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 3.0], [1.0, 2.0, 3.0], [2.0, 1.0, 3.0]])
+    assert math.isnan(rank_stability(ranks, n_resamples=500, seed=0).order_stability)
+
+
 def test_same_seed_same_result():
     a = rank_stability(RANKS, n_resamples=300, seed=4)
     b = rank_stability(RANKS, n_resamples=300, seed=4)
