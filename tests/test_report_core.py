@@ -1,5 +1,6 @@
 """BenchmarkReport from records, run dirs, CSV and JSON; summary, pairwise, ranking."""
 
+import itertools
 import json
 import math
 
@@ -9,6 +10,7 @@ import pytest
 from report_fixtures import VALUES, make_csv, make_records, write_run_dirs
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
 
 from graphnetz.report import BenchmarkReport, infer_direction
 
@@ -280,6 +282,60 @@ def test_power_advisor_columns():
     pwr = BenchmarkReport.from_records(make_records()).power(delta=0.01)
     assert set(pwr["delta"]) == {0.01}
     assert (pwr["seeds_needed"] >= 2).all() and not math.isnan(pwr["mdd"].iloc[0])
+
+
+# One task, seeds 0..5; c has no seed 5, so its pairs have 5 common seeds. c comes first,
+# so its pairs' Δμ = c − a and c − b are negative.
+PILOT = {
+    "c": [0.807, 0.817, 0.756, 0.796, 0.768],
+    "a": [0.804, 0.815, 0.782, 0.817, 0.800, 0.792],
+    "b": [0.802, 0.814, 0.777, 0.807, 0.791, 0.783],
+}
+
+
+def _statsmodels_seeds_needed(effect, power, alpha):
+    """Smallest S ≥ 2 at which statsmodels' two-sided one-sample t power reaches ``power``."""
+    for n in itertools.count(2):
+        p = TTestPower().power(effect_size=effect, nobs=n, alpha=alpha, alternative="two-sided")
+        assert np.isfinite(p)
+        if p >= power:
+            return n
+
+
+@pytest.mark.parametrize(("alpha", "power", "delta"), [(0.05, 0.8, None), (0.1, 0.9, 0.008)])
+def test_power_advisor_matches_statsmodels_ttestpower(alpha, power, delta):
+    """Every pair's advisor row from the raw per-seed values: σ_d = sample std (ddof 1) of
+    the paired differences on the common seeds, S = their number, δ = |Δμ| when none is
+    given; mdd solves power(δ/σ_d, S) = target and seeds_needed is the smallest S reaching
+    it, both with statsmodels' TTestPower (paired t = one-sample t on the differences)."""
+    records = [
+        {
+            "status": "ok",
+            "task": "t/node_cls",
+            "model": model,
+            "seed": seed,
+            "primary_metric": "accuracy",
+            "direction": "max",
+            "metrics": {"test": {"accuracy": v}},
+        }
+        for model, values in PILOT.items()
+        for seed, v in enumerate(values)
+    ]
+    report = BenchmarkReport.from_records(records, alpha=alpha)
+    rows = report.power(delta=delta, power=power).set_index(["model_a", "model_b"])
+    assert sorted(rows.index) == [("a", "b"), ("c", "a"), ("c", "b")]
+    for (a, b), row in rows.iterrows():
+        s = min(len(PILOT[a]), len(PILOT[b]))
+        d = np.array(PILOT[a][:s]) - np.array(PILOT[b][:s])
+        sd = d.std(ddof=1)
+        target = abs(d.mean()) if delta is None else delta
+        mdd = TTestPower().solve_power(effect_size=None, nobs=s, alpha=alpha, power=power) * sd
+        assert row["n_common"] == s
+        assert row["diff_std"] == pytest.approx(sd)
+        assert row["delta"] == pytest.approx(target)
+        assert row["mdd"] == pytest.approx(mdd, rel=1e-5)
+        assert row["seeds_needed"] == _statsmodels_seeds_needed(target / sd, power, alpha)
+        assert row["power"] == power
 
 
 def test_a_negligible_gap_reads_as_more_than_the_seed_cap_not_a_crash(tmp_path):
