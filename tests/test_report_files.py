@@ -163,7 +163,11 @@ def test_pdf_figures_are_the_same_bytes_on_a_rerun(tmp_path):
     csv = two_tasks(tmp_path / "r.csv")
     BenchmarkReport.from_csv(csv).write(tmp_path / "a")
     BenchmarkReport.from_csv(csv).write(tmp_path / "b")
-    for name in sorted(files(tmp_path / "a")):
+    written = files(tmp_path / "a")
+    assert written == files(tmp_path / "b")
+    pdfs = {n for n in written if n.endswith(".pdf")}
+    assert {"figures/cd_diagram.pdf", "figures/dashboard.pdf", "figures/task_t1.pdf"} <= pdfs
+    for name in sorted(written):
         if name.endswith((".pdf", ".png", ".tex", ".csv")):
             assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), (
                 name
