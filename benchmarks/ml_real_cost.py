@@ -4,17 +4,23 @@ Each tree (this one, and ``--compare-src``, the root of another checkout: its ``
 ``conf/`` and ``src/``) runs every cell (method x dataset, seed 0) twice through its own
 ``train.py`` at ``experiment=ml_real``'s settings with early stopping off: ``E1`` and
 ``E2`` epochs (``--epochs``). From the two records' ``wall_time_s`` (the run from config
-to record: data loading, model set-up, DeepWalk's walks, training, every epoch's
-evaluation of all splits)
+to record: getting the dataset, a look-up where the process has it cached; model set-up,
+DeepWalk's walks, training, every epoch's evaluation of all splits)
 
     per epoch = (wall(E2) - wall(E1)) / (E2 - E1),   fixed per run = wall(E1) - E1 * per epoch.
 
-The trees take turns dataset by dataset (one process at a time, one thread: run side by
-side, a tree's light cells were timed beside the other's heavy ones and came out up to
-1.5x off); each first runs one epoch of every dataset (not timed) so that processing the
-raw files is not counted. A per-epoch cost below what the machine's noise on the fixed
-part allows (DeepWalk's walks and skip-gram take seconds) is printed as "noise", and such
-a cell's cost is its fixed part alone in both trees.
+A tree's runs of one dataset are one sweep, one process: it runs every method for
+one epoch first (not timed), then every method for E1 epochs, then for E2. The untimed
+runs pay what only a process's first run of a dataset or method pays (processing the raw
+files, loading the dataset, which then stays cached in the process, and first-use costs
+such as imports), which would otherwise land in the E1 runs alone: per-epoch costs would
+come out low and fixed costs high. So the fixed part is that of a run after the first in
+a sweep process, as nearly all runs of a sweep are; a sweep process's one-off loading is
+in neither part. The trees take turns dataset by dataset (one process at a time, one
+thread: run side by side, a tree's light cells were timed beside the other's heavy ones
+and came out up to 1.5x off). A per-epoch cost below what the machine's noise on the
+fixed part allows (DeepWalk's walks and skip-gram take seconds) is printed as "noise",
+and such a cell's cost is its fixed part alone in both trees.
 
 The per-run and per-cell cost of the sweep at each tree's speed then takes the epochs that
 the runs of a finished sweep took (``--sweep``, its records): run = fixed + epochs x per
@@ -49,6 +55,8 @@ DATASETS = ("humloc", "eukloc", "pcg", "dblp", "blogcatalog")
 #: A per-epoch cost whose E2 - E1 epochs add less than this many seconds, or this share of
 #: the fixed part, to a run is not told apart from timing noise.
 NOISE_FLOOR_S, NOISE_SHARE = 0.2, 0.1
+#: Epochs of each timed process's untimed warm-up runs (so E1 must be more).
+WARM_UP_EPOCHS = 1
 MODELS = ("mlp", "deepwalk", "gcn", "gat", "sage_sampled", "h2gcn", "gcn_lpa", "lanc")
 
 
@@ -67,25 +75,16 @@ def _records(folder: Path) -> list[dict]:
 
 
 def _measure_trees(trees: dict[str, Path], args) -> dict[str, list[dict]]:
-    """Run each tree's warm-up, then the timed runs dataset by dataset, the trees taking
-    turns (one process at a time, so both see the same machine); records by tree."""
+    """Run each tree's sweep of each dataset (warm-up runs, then the timed ones), the trees
+    taking turns (one process at a time, so both see the same machine); timed records by
+    tree."""
     models = ",".join(args.models)
     e1, e2 = args.epochs
     work = {name: Path(tempfile.mkdtemp(prefix=f"ml_cost_{name}_")) for name in trees}
+    # The first override varies slowest: every method's warm-up, then E1, then E2.
+    epochs = f"trainer.max_epochs={WARM_UP_EPOCHS},{e1},{e2}"
     steps = [
-        (
-            name,
-            "warmup",
-            ["model=mlp", f"dataset={','.join(args.datasets)}", "trainer.max_epochs=1"],
-        )
-        for name in trees
-    ]
-    steps += [
-        (
-            name,
-            f"timed_{dataset}",
-            [f"trainer.max_epochs={e1},{e2}", f"model={models}", f"dataset={dataset}"],
-        )
+        (name, f"timed_{dataset}", [epochs, f"model={models}", f"dataset={dataset}"])
         for dataset in args.datasets
         for name in trees
     ]
@@ -106,7 +105,7 @@ def _measure_trees(trees: dict[str, Path], args) -> dict[str, list[dict]]:
             f"  [{time.monotonic() - started:6.0f} s] {i}/{len(steps)}: {name} {folder}", flush=True
         )
     records = {
-        name: [r for d in args.datasets for r in _records(work[name] / f"timed_{d}")]
+        name: _timed([r for d in args.datasets for r in _records(work[name] / f"timed_{d}")])
         for name in trees
     }
     for name, folder in work.items():
@@ -115,6 +114,11 @@ def _measure_trees(trees: dict[str, Path], args) -> dict[str, list[dict]]:
         else:
             shutil.rmtree(folder)
     return records
+
+
+def _timed(records: list[dict]) -> list[dict]:
+    """``records`` without the warm-up runs (a failed one is kept: it fails the cell)."""
+    return [r for r in records if r["status"] != "ok" or int(r["epochs_run"]) != WARM_UP_EPOCHS]
 
 
 def _per_cell_costs(records: list[dict], epochs: tuple[int, int]) -> dict[tuple, dict]:
@@ -240,8 +244,11 @@ def main() -> None:
     if not Path(args.mirror).is_dir():
         parser.error(f"--mirror {args.mirror} is not a folder")
     e1, e2 = args.epochs
-    if not 1 <= e1 < e2:
-        parser.error(f"--epochs needs 1 <= E1 < E2, got {e1} {e2}")
+    if not WARM_UP_EPOCHS < e1 < e2:
+        parser.error(
+            f"--epochs needs {WARM_UP_EPOCHS} < E1 < E2 ({WARM_UP_EPOCHS}-epoch runs are "
+            f"each process's untimed warm-up), got {e1} {e2}"
+        )
     for name, choices in (("models", MODELS), ("datasets", DATASETS)):
         bad = sorted(set(getattr(args, name)) - set(choices))
         if bad:
@@ -253,7 +260,8 @@ def main() -> None:
         parser.error(f"--sweep {args.sweep} is not a folder")
     print(
         f"timing {len(args.models)} methods x {len(args.datasets)} datasets at {e1} and {e2} "
-        f"epochs in both trees (this one and {other}), one thread, taking turns"
+        f"epochs in both trees (this one and {other}), one thread, taking turns; "
+        f"each process first runs every method for {WARM_UP_EPOCHS} epoch, not timed"
     )
     records = _measure_trees({"old": other, "new": THIS_ROOT}, args)
     costs = {name: _per_cell_costs(recs, (e1, e2)) for name, recs in records.items()}
