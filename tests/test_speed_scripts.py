@@ -31,3 +31,26 @@ def test_ml_real_cost_keeps_a_failed_warm_up_so_that_it_fails_the_cell():
     records = [_record("gcn", 0, 1.0, status="failed"), _record("gcn", 2, 3.0)]
     with pytest.raises(SystemExit, match="gcn on pcg: run failed"):
         ml_real_cost._per_cell_costs(ml_real_cost._timed(records), (2, 12))
+
+
+def test_karate_job_counts_warning_lines_in_any_case_once_each():
+    import karate_job
+
+    log = "\n".join(
+        [
+            "[2026-01-01 10:00:00][HYDRA] Launching 10 jobs locally",
+            "[2026-01-01 10:00:01][graphnetz][WARNING] - cora: no validation split",
+            "/x/lightning/trainer.py:12: PossibleUserWarning: The dataloader has few workers",
+            "  warnings.warn(",  # the source line under Python's warning: the same warning
+            "/x/y.py:3: UserWarning: TypedStorage is deprecated",
+            "  rank_zero_warn(",
+            "warning: a lower-case one",
+            "0 runs failed; no warnings",
+        ]
+    )
+    assert karate_job.warning_lines(log) == [
+        "[2026-01-01 10:00:01][graphnetz][WARNING] - cora: no validation split",
+        "/x/lightning/trainer.py:12: PossibleUserWarning: The dataloader has few workers",
+        "/x/y.py:3: UserWarning: TypedStorage is deprecated",
+        "warning: a lower-case one",
+    ]
