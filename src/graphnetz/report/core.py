@@ -7,6 +7,7 @@ functions of it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from collections.abc import Iterable, Mapping
@@ -14,15 +15,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from graphnetz.atomic import write_text
 from graphnetz.task_types import DESCRIBED_TASK_TYPES
 
+from . import across_tasks
 from . import records as rec_io
 from .analysis import CriticalDifference, RankAnalysis, ReportAnalysis, ReportSettings
 from .compute import analyse, first_seen, long_table, select
-from .figures import write_figures
+from .figures import cd_diagram, write_figures
 from .latex import write_tables
 from .markdown import render
 from .serialize import analysis_dict, dumps
@@ -45,6 +48,16 @@ from .within_task import pairwise_frame, power_frame, summary_frame
 from .writer import results_csv, write_report
 
 REPORT_SCHEMA_VERSION = 1  # of report.json (run records have their own)
+
+
+def _confidence_level(level: float) -> float:
+    """A confidence level in (0, 1), as the reference package's ``summary(ci=0.95)``."""
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(
+            f"ci={level!r}: a confidence level lies in (0, 1), e.g. 0.95; or give the "
+            f"interval method, one of {list(CI_METHODS)}"
+        )
+    return float(level)
 
 
 class BenchmarkReport:
@@ -284,28 +297,71 @@ class BenchmarkReport:
             )
         return analysis
 
-    def summary(self, ci: str | None = None) -> pd.DataFrame:
-        """Per (task, model): n, mean, std, CI half-width h, low, high (NaN when n = 1)."""
-        ci = choice("ci", ci or self.ci, CI_METHODS)
-        if ci == self.ci:
+    def summary(self, ci: str | float | None = None, method: str | None = None) -> pd.DataFrame:
+        """Per (task, model): n, mean, std, CI half-width h, low, high (NaN when n = 1).
+
+        ``ci`` is the interval method ("t" | "bootstrap", default ``self.ci``) at level
+        1 − ``alpha``; or, as in the reference package, the confidence level itself
+        (``ci=0.95``), the method then given as ``method``."""
+        level = None
+        if isinstance(ci, float | int) and not isinstance(ci, bool):
+            level, ci = _confidence_level(ci), None
+        elif method is not None and ci is not None:
+            raise ValueError(
+                f"give the interval method once: ci={ci!r} or method={method!r}, not both"
+            )
+        ci = choice("ci", ci or method or self.ci, CI_METHODS)
+        alpha = self.alpha if level is None else round(1.0 - level, 12)
+        if ci == self.ci and alpha == self.alpha:
             return self.analysis().summary.copy()
-        return summary_frame(self.selected(), self.alpha, ci, self.n_resamples, self.bootstrap_seed)
+        return summary_frame(self.selected(), alpha, ci, self.n_resamples, self.bootstrap_seed)
 
-    def pairwise(self, method: str | None = None) -> pd.DataFrame:
+    def pairwise(
+        self, method: str | float | None = None, alpha: float | str | None = None
+    ) -> pd.DataFrame:
         """Every model pair within each task on seed-aligned differences d = A − B
-        (:func:`within_task.pairwise_frame`); ``method`` defaults to ``pairwise_method``."""
+        (:func:`within_task.pairwise_frame`); ``method`` defaults to ``pairwise_method``,
+        ``alpha`` (the level of ``significant``) to ``self.alpha``. The reference package's
+        order ``pairwise(alpha, method)`` is read too: a number first is ``alpha``."""
+        if isinstance(method, float | int) and not isinstance(method, bool):
+            method, alpha = alpha, method
         method = choice("pairwise_method", method or self.pairwise_method, PAIRWISE_METHODS)
-        if method == self.pairwise_method:
+        alpha = self.alpha if alpha is None else valid_alpha(self, alpha)
+        if method == self.pairwise_method and alpha == self.alpha:
             return self.analysis().pairwise.copy()
-        return pairwise_frame(self.selected(), self.alpha, method, self._pairing())
+        return pairwise_frame(self.selected(), alpha, method, self._pairing())
 
-    def friedman(self) -> RankAnalysis:
-        """Rank table over tasks (models present on every task only) and the Friedman test."""
-        return self._warned().ranks
+    def friedman(self, alpha: float | None = None) -> RankAnalysis:
+        """Rank table over tasks (models present on every task only) and the Friedman test;
+        ``rejects`` and ``conclusion`` at ``alpha`` (default ``self.alpha``)."""
+        ranks = self._warned().ranks
+        if alpha is None or alpha == self.alpha:
+            return ranks
+        return dataclasses.replace(ranks, alpha=valid_alpha(self, alpha))
 
-    def critical_difference(self) -> CriticalDifference:
-        """Nemenyi CD, cliques of models closer than CD, and pairwise Nemenyi p-values."""
-        return self._warned().critical_difference
+    def critical_difference(self, alpha: float | None = None) -> CriticalDifference:
+        """Nemenyi CD, cliques of models closer than CD, and pairwise Nemenyi p-values, at
+        ``alpha`` (default ``self.alpha``)."""
+        cd = self._warned().critical_difference
+        if alpha is None or alpha == self.alpha:
+            return cd
+        ranks = dataclasses.replace(cd.ranks, alpha=valid_alpha(self, alpha))
+        return across_tasks.critical_difference(ranks, self.selected(), self.cliques)
+
+    def plot_critical_difference(
+        self, *, alpha: float | None = None, title: str | None = None
+    ) -> tuple[plt.Figure, plt.Axes]:
+        """The Demšar critical-difference diagram of :meth:`critical_difference` as
+        ``(figure, axes)`` (the reference package's method; ``plot`` writes it to files).
+        Refused, with the reason, when fewer than 2 tasks or 2 common models are ranked."""
+        cd = self.critical_difference(alpha)
+        if not cd.applicable:
+            raise ValueError(f"no critical-difference diagram: {cd.ranks.reason}")
+        fig = cd_diagram(cd)
+        ax = fig.axes[0]
+        if title is not None:
+            ax.set_title(title)
+        return fig, ax
 
     def cost(self) -> pd.DataFrame:
         """Per analysed (task, model): runs, mean wall time per run, mean epochs run, mean
