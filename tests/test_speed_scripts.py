@@ -54,3 +54,39 @@ def test_karate_job_counts_warning_lines_in_any_case_once_each():
         "/x/y.py:3: UserWarning: TypedStorage is deprecated",
         "warning: a lower-case one",
     ]
+
+
+# A path 0-1-2 (4 directed edges, 3 nodes), 5 stored input entries, widths 6 -> 2 -> 1.
+# Per layer (by hand): linear = 2 x entries x d_out x maps, aggregation = 2 x A x d_out.
+#   GCN  (A = 7): L0 fwd 20 + 28, bwd 20 + 28; L1 fwd 12 + 14, bwd 24 + 14 -> 2 x 74 + 86
+#   SAGE (A = 4, two maps): L0 fwd 40 + 16, bwd 40 + 16; L1 fwd 24 + 8, bwd 48 + 8
+#   GAT  (A = 7, attention): as GCN forward; bwd 20 + 2 x 28 and 24 + 2 x 14
+#   GT   (A = 4, four maps, q.k = 2 x 4 x d_out): L0 fwd 80 + 16 + 16, bwd 80 + 32 + 32;
+#        L1 fwd 48 + 8 + 8, bwd 96 + 16 + 16
+#   MLP: L0 fwd 20, bwd 20; L1 fwd 12, bwd 24
+@pytest.mark.parametrize(
+    "model, expected",
+    [("gcn", 2 * 74 + 86), ("sage", 2 * 88 + 112), ("gat", 2 * 74 + 128),
+     ("gt", 2 * 176 + 272), ("mlp", 2 * 32 + 44)],
+)  # fmt: skip
+def test_flops_counts_each_models_products_by_hand(model, expected):
+    import flops
+
+    assert flops.epoch_flops(model, nodes=3, edges=4, in_nnz=5, dims=[6, 2, 1]) == expected
+
+
+def test_flops_floor_on_cora_is_the_hand_count():
+    """Cora: 2708 nodes, 10556 edges, 49216 stored features, 1433 -> 64 -> 7 (by hand:
+    GCN 34.25 MFLOP; SAGE, mean over edges only, 61.71 MFLOP)."""
+    import flops
+
+    cora = {"nodes": 2708, "edges": 10556, "in_nnz": 49216, "dims": [1433, 64, 7]}
+    assert flops.epoch_flops("gcn", **cora) == 34_254_880
+    assert flops.epoch_flops("sage", **cora) == 61_705_688
+
+
+def test_flops_names_the_models_it_can_count():
+    import flops
+
+    with pytest.raises(ValueError, match=r"no FLOP model for 'gin'; valid: \['gat', 'gcn'"):
+        flops.epoch_flops("gin", nodes=3, edges=4, in_nnz=5, dims=[6, 2, 1])
