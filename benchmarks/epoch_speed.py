@@ -10,6 +10,9 @@ the same run: both sides run in child processes, alternating ``--repeats`` times
 printed ratio is the median of theirs over the median of ours. Timings on a busy machine
 are noisy; read ratios, and keep ``--threads 1``.
 
+Processed datasets go to a temporary folder, removed at the end (raw files come from
+``--mirror``), unless ``--data-dir`` names one to use and keep.
+
     python benchmarks/epoch_speed.py --mirror ../shared/data [--compare-src ../main/src]
 """
 
@@ -20,6 +23,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,7 +33,9 @@ HERE = Path(__file__).resolve().parent
 MODELS = ("gcn", "gat", "sage", "gt", "mlp")
 
 
-def measure(dataset: str, models: list[str], epochs: int, mirror: str | None) -> dict:
+def measure(
+    dataset: str, models: list[str], epochs: int, mirror: str | None, data_dir: str
+) -> dict:
     """Median ms per epoch and final test accuracy per model (this process's graphnetz)."""
     import torch
     import torch.nn.functional as F
@@ -45,7 +51,7 @@ def measure(dataset: str, models: list[str], epochs: int, mirror: str | None) ->
 
     results = {"gemm_flops": gemm_rate()}
     for name in models:
-        overrides = [f"dataset={dataset}", f"model={name}"]
+        overrides = [f"dataset={dataset}", f"model={name}", f"paths.data_dir={data_dir}"]
         if mirror:
             overrides.append(f"paths.data_mirror={mirror}")
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
@@ -83,30 +89,14 @@ def measure(dataset: str, models: list[str], epochs: int, mirror: str | None) ->
 def child(src: str | None, args) -> dict:
     cmd = ["--child", "--dataset", args.dataset, "--epochs", str(args.epochs)]
     cmd += ["--threads", str(args.threads), "--models", ",".join(args.models)]
+    cmd += ["--data-dir", args.data_dir]
     if args.mirror:
         cmd += ["--mirror", args.mirror]
     return run_in_tree(__file__, cmd, src, OMP_NUM_THREADS=str(args.threads))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--mirror", default=os.environ.get("GRAPHNETZ_DATA_MIRROR"))
-    parser.add_argument("--dataset", default="cora")
-    parser.add_argument("--models", type=lambda s: s.split(","), default=list(MODELS))
-    parser.add_argument("--epochs", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--compare-src", default=None, help="another tree's src/ to measure")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        import torch
-
-        torch.set_num_threads(args.threads)
-        print(json.dumps(measure(args.dataset, args.models, args.epochs, args.mirror)))
-        return
+def compare(args) -> None:
+    """Measure each side ``--repeats`` times, alternating, and print the table."""
     ours_src = str(HERE.parent / "src")
     sides = {"ours": ours_src} | ({"theirs": args.compare_src} if args.compare_src else {})
     runs: dict[str, list[dict]] = {side: [] for side in sides}
@@ -135,6 +125,40 @@ def main() -> None:
             line += f" {theirs:9.2f} {runs['theirs'][0][name]['test_acc']:6.3f} "
             line += f"{theirs / ours:7.2f}x"
         print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mirror", default=os.environ.get("GRAPHNETZ_DATA_MIRROR"))
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="where processed datasets go (kept); default: a temporary folder, removed at the end",
+    )
+    parser.add_argument("--dataset", default="cora")
+    parser.add_argument("--models", type=lambda s: s.split(","), default=list(MODELS))
+    parser.add_argument("--epochs", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--compare-src", default=None, help="another tree's src/ to measure")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        result = measure(args.dataset, args.models, args.epochs, args.mirror, args.data_dir)
+        print(json.dumps(result))
+        return
+    if args.data_dir:
+        args.data_dir = str(Path(args.data_dir).resolve())
+        compare(args)
+        return
+    with tempfile.TemporaryDirectory(prefix="epoch-speed-data-") as data:
+        args.data_dir = data
+        compare(args)
 
 
 if __name__ == "__main__":
