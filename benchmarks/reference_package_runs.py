@@ -13,9 +13,13 @@ reference's Netzschleuder class as the ``edges.csv`` it would download (each und
 pair once, node ids as ours), so both sides train on the same edges; the reference keeps
 the epochs of its own task registry. Results go to a JSON file, one cell (dataset x
 model) at a time, so an interrupted run resumes with the cells it has; nothing finished
-is overwritten (a cell already there is skipped). Each cell keeps its metric; the file's
-``about.commands`` gets, as each cell finishes, this run's command restricted to the cells
-it has written (one command per dataset), so it never lists a cell that is not there.
+is overwritten: a cell with ``--seeds`` seeds or more is skipped, and one with fewer
+gets only its missing seeds run and appended (the reference reseeds everything before
+each seed, so seed s gives the same value whichever seeds run with it; a cell whose
+graph, epochs or metric are no longer those its seeds ran with is refused). Each cell
+keeps its metric; the file's ``about.commands`` gets, as each cell finishes, this run's
+command restricted to the cells it has written (one command per dataset), so it never
+lists a cell that is not there.
 
     python benchmarks/reference_package_runs.py --peer-venv /tmp/peer --mirror ../shared/data \\
         --datasets euroroad,board_directors --models gcn,sage,gat,gt --seeds 40 \\
@@ -54,7 +58,7 @@ from graphnetz import models as M
 from graphnetz.benchmark import BENCHMARK_TASKS, Task, run_benchmark
 from graphnetz.datasets._netz import Netz
 from torch_geometric.datasets import Planetoid
-root, name, task_type, model, seeds = json.loads(sys.argv[1])
+root, name, task_type, model, first, seeds = json.loads(sys.argv[1])
 registered = [t for per_type in BENCHMARK_TASKS.values() for tasks in per_type.values()
               for t in tasks if t.name == name and t.task_type == task_type]
 if not registered:
@@ -69,7 +73,7 @@ else:  # its own Planetoid loader, on the mirror's raw files staged under root
 task = Task(name, task_type, lambda _: load(), epochs=epochs)
 start = time.perf_counter()
 report = run_benchmark(tasks=[task], models={model: getattr(M, model)}, root=root,
-                       seeds=list(range(seeds)), verbose=False, device="cpu")
+                       seeds=list(range(first, seeds)), verbose=False, device="cpu")
 data = load()[0]
 print(json.dumps({
     "values": [h[metric][-1] for h in report.histories[name][model]],
@@ -131,10 +135,30 @@ def record_command(about: dict, previous: str | None, command: str) -> None:
         commands.append(command)
 
 
-def run_cell(python: Path, root: Path, name: str, model: str, seeds: int) -> dict:
+def run_cell(python: Path, root: Path, name: str, model: str, seeds: range) -> dict:
+    """The reference's values of ``model`` on ``name`` for ``seeds`` (consecutive)."""
     task_type = "node_cls" if name in PLANETOID else "link_pred"
-    payload = [str(root), name, task_type, model, seeds]
+    payload = [str(root), name, task_type, model, seeds.start, seeds.stop]
     return run_peer_driver(python, PEER_DRIVER, payload, f"the reference on {name} / {model}")
+
+
+def extend_cell(key: str, cell: dict, more: dict) -> dict:
+    """``cell`` (seeds 0..n-1) with the values of ``more`` (seeds n..) appended and both
+    runs' times added; refused where the graph (node and edge counts), the epochs or the
+    metric differ (a cell written before cells kept their metric has test AUC)."""
+    cell = {"metric": "test_auc", **cell}
+    for field in ("metric", "epochs", "nodes", "edges", "our_nodes", "our_edges"):
+        if cell.get(field) != more.get(field):
+            raise SystemExit(
+                f"{key}: its {len(cell['values'])} finished seeds ran with {field} "
+                f"{cell.get(field)!r}, the missing ones would run with {more.get(field)!r}; "
+                "remove the cell from the file to run all its seeds again"
+            )
+    return {
+        **cell,
+        "values": cell["values"] + more["values"],
+        "wall_s": cell["wall_s"] + more["wall_s"],
+    }
 
 
 def main() -> None:
@@ -188,13 +212,17 @@ def main() -> None:
         command = None
         for model in args.models.split(","):
             key = f"{dataset}/{task_type}/{model}"
-            if key in cells and len(cells[key]["values"]) >= args.seeds:
-                print(f"{key}: already measured ({len(cells[key]['values'])} seeds)")
+            have = len(cells[key]["values"]) if key in cells else 0
+            if have >= args.seeds:
+                print(f"{key}: already measured ({have} seeds)")
                 continue
             start = time.perf_counter()
-            cell = run_cell(python, root, dataset, PEER_NAMES[model], args.seeds)
+            cell = run_cell(python, root, dataset, PEER_NAMES[model], range(have, args.seeds))
             cell.setdefault("metric", "test_auc" if task_type == "link_pred" else "test_acc")
             cell.update(ours)
+            if have:
+                print(f"{key}: {have} seeds kept, seeds {have}-{args.seeds - 1} run now")
+                cell = extend_cell(key, cells[key], cell)
             cells[key] = cell
             written.append(model)
             previous, command = command, written_command(args, dataset, written)

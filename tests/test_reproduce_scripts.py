@@ -252,7 +252,7 @@ def test_the_reference_package_file_lists_only_the_cells_written(monkeypatch, tm
         calls.append(model)
         if len(calls) > 1:
             raise RuntimeError("interrupted")
-        return {"values": [0.6] * seeds, "epochs": 100, "wall_s": 1.0, "nodes": 3, "edges": 2}
+        return {"values": [0.6] * len(seeds), "epochs": 100, "wall_s": 1.0, "nodes": 3, "edges": 2}
 
     monkeypatch.setattr(rp, "peer_problem", lambda venv: None)
     monkeypatch.setattr(rp, "stage_planetoid", lambda root, name, mirror: None)
@@ -271,6 +271,51 @@ def test_the_reference_package_file_lists_only_the_cells_written(monkeypatch, tm
         "python benchmarks/reference_package_runs.py --peer-venv V --mirror M "
         f"--datasets citeseer --models gat --seeds 2 --out {out}"
     ]
+
+
+def test_a_reference_package_cell_with_fewer_seeds_runs_only_the_missing_ones(
+    monkeypatch, tmp_path
+):
+    """Asked for 4 seeds, a cell with seeds 0-1 keeps them and gets seeds 2-3 appended; a
+    cell with 4 already is not run."""
+    import reference_package_runs as rp
+
+    calls = []
+
+    def run_cell(python, root, name, model, seeds):
+        calls.append((model, seeds))
+        values = [0.5 + s / 100 for s in seeds]  # seed s scores 0.5 + s / 100
+        return {"values": values, "metric": "test_acc", "epochs": 200, "wall_s": 3.0,
+                "nodes": 3, "edges": 2}  # fmt: skip
+
+    finished = {"metric": "test_acc", "epochs": 200, "nodes": 3, "edges": 2}
+    cells = {
+        "cora/node_cls/gcn": {"values": [0.5, 0.51], "wall_s": 2.0, **finished},
+        "cora/node_cls/gat": {"values": [0.7] * 4, "wall_s": 9.0, **finished},
+    }
+    out = tmp_path / "runs.json"
+    out.write_text(json.dumps({"about": {}, "cells": cells}))
+    monkeypatch.setattr(rp, "peer_problem", lambda venv: None)
+    monkeypatch.setattr(rp, "stage_planetoid", lambda root, name, mirror: None)
+    monkeypatch.setattr(rp, "run_cell", run_cell)
+    monkeypatch.setattr(rp.tempfile, "mkdtemp", lambda prefix="": str(tmp_path / prefix))
+    argv = ["--peer-venv", "V", "--mirror", "M", "--datasets", "cora", "--models", "gcn,gat"]
+    monkeypatch.setattr(sys, "argv", ["rp", *argv, "--seeds", "4", "--out", str(out)])
+    rp.main()
+    assert calls == [("GCN", range(2, 4))]
+    written = json.loads(out.read_text())["cells"]
+    assert written["cora/node_cls/gcn"]["values"] == [0.5, 0.51, 0.52, 0.53]
+    assert written["cora/node_cls/gcn"]["wall_s"] == 5.0
+    assert written["cora/node_cls/gat"] == cells["cora/node_cls/gat"]
+
+
+def test_a_reference_package_cell_is_not_extended_on_another_graph():
+    import reference_package_runs as rp
+
+    cell = {"values": [0.5], "epochs": 200, "wall_s": 1.0, "nodes": 3, "edges": 2}
+    more = {**cell, "metric": "test_auc", "edges": 4}  # an old link cell: test AUC
+    with pytest.raises(SystemExit, match="ran with edges 2, the missing ones would run with 4"):
+        rp.extend_cell("x/link_pred/gcn", cell, more)
 
 
 def test_the_shipped_reference_package_file_says_what_it_holds():
