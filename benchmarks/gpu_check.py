@@ -10,7 +10,8 @@ classification (a small synthetic set of cycles, stars and paths), each run twic
 stops on an operation torch has no deterministic CUDA kernel for, the case is run again
 with ``trainer.deterministic=warn`` and the line says so. Printed per case: status, the
 two runs' test metrics (equal or not), wall time of one run and the peak GPU memory it
-allocated (none fails the case: the run never reached the GPU); runs under
+allocated beyond what was allocated when it started (memory left by earlier cases does
+not count; none fails the case: the run never reached the GPU); runs under
 ``deterministic=true`` that differ fail it too. Last (case 14), a four-run Karate sweep
 through ``train.py -m`` and the default pool launcher (two forked workers), which must
 find CUDA usable in its workers.
@@ -29,13 +30,16 @@ lacks, for a GPU machine without network). Exits 1 if any case failed; ``--out``
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from hydra import compose, initialize_config_dir
@@ -47,6 +51,7 @@ from graphnetz.training.lean_loop import lean_trainer_refusal
 from graphnetz.training.run import run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 #: (what it checks, overrides); ``load`` marks the case whose data the script builds.
 CASES = [
     ("node_cls", ["dataset=cora", "model=gcn"]),
@@ -104,17 +109,33 @@ def configure(overrides: list[str], args, root: Path, deterministic: str):
         return compose("config", overrides=[*base, *overrides])
 
 
+def gpu_peak_mb(block: Callable[[], T], gpu: bool) -> tuple[T, float]:
+    """``block()``, and the most GPU memory it had allocated at once beyond what was
+    allocated when it started, in MB (NaN without ``gpu``).
+
+    After ``reset_peak_memory_stats`` the peak starts at the memory still allocated:
+    measured from zero, tensors left by earlier runs would pass as this one's.
+    """
+    if not gpu:
+        return block(), math.nan
+    gc.collect()  # what earlier runs left unreferenced is freed, not counted in the start
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    result = block()
+    return result, (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
 def one_run(overrides: list[str], load, args, root: Path, deterministic: str, tag: str):
     """The record of one run, its wall time and the peak GPU memory it allocated (MB)."""
-    gpu = args.accelerator == "gpu"
-    if gpu:
-        torch.cuda.reset_peak_memory_stats()
     cfg = configure(overrides, args, root, deterministic)
     loop = lean_trainer_refusal(OmegaConf.to_container(cfg.trainer, resolve=True))
-    start = time.perf_counter()
-    record = run_experiment(cfg, root / "runs" / tag, load_data=load)
-    seconds = time.perf_counter() - start
-    peak = torch.cuda.max_memory_allocated() / 2**20 if gpu else math.nan
+
+    def timed_run():
+        start = time.perf_counter()
+        record = run_experiment(cfg, root / "runs" / tag, load_data=load)
+        return record, time.perf_counter() - start
+
+    (record, seconds), peak = gpu_peak_mb(timed_run, args.accelerator == "gpu")
     return record, seconds, peak, "lean" if loop is None else "lightning"
 
 

@@ -58,3 +58,47 @@ def test_a_child_tree_keeps_the_folders_already_on_pythonpath(tmp_path, monkeypa
     monkeypatch.setenv("PYTHONPATH", "/somewhere/site")
     shown = run_in_tree(str(script), [], str(tmp_path / "src"))
     assert shown.split(os.pathsep) == [str(tmp_path / "src"), "/somewhere/site"]
+
+
+class FakeCudaMemory:
+    """torch.cuda's allocation counters: ``reset_peak_memory_stats`` sets the peak to what
+    is allocated now, as torch's does."""
+
+    def __init__(self, allocated: int) -> None:
+        self.allocated = self.peak = allocated
+
+    def reset_peak_memory_stats(self) -> None:
+        self.peak = self.allocated
+
+    def memory_allocated(self) -> int:
+        return self.allocated
+
+    def max_memory_allocated(self) -> int:
+        return self.peak
+
+    def allocate(self, size: int) -> None:
+        self.allocated += size
+        self.peak = max(self.peak, self.allocated)
+
+
+@pytest.mark.parametrize("run_allocates_mb, expected", [(0, 0.0), (100, 100.0)])
+def test_the_gpu_peak_leaves_out_what_earlier_cases_left_allocated(
+    monkeypatch, run_allocates_mb, expected
+):
+    """512 MB left by earlier cases: a run that allocates nothing peaks at 0 MB (so the
+    case fails as never reaching the GPU), one that holds 100 MB more at 100 MB."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import gpu_check
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    cuda = FakeCudaMemory(allocated=512 * 2**20)
+    for name in ("reset_peak_memory_stats", "memory_allocated", "max_memory_allocated"):
+        monkeypatch.setattr(gpu_check.torch.cuda, name, getattr(cuda, name))
+
+    def run():
+        cuda.allocate(run_allocates_mb * 2**20)
+        cuda.allocate(-run_allocates_mb * 2**20)  # freed before the run ends
+        return "record"
+
+    assert gpu_check.gpu_peak_mb(run, gpu=True) == ("record", expected)
