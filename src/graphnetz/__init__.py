@@ -28,6 +28,10 @@ _EXPORTS = {
     "BenchmarkTask": "graphnetz.api",
     "BenchmarkFailed": "graphnetz.api",
     "Task": "graphnetz.api",
+    "ModelSpec": "graphnetz.api",
+    "BENCHMARK_TASKS": "graphnetz.api",
+    "SearchSpace": "graphnetz.api",  # refused on use: names what to use instead
+    "plot_benchmark": "graphnetz.api",  # refused on use: names what to use instead
     "BenchmarkReport": "graphnetz.report",
     # our encoders, under the reference package's names
     "GCN": "graphnetz.models",

@@ -9,7 +9,9 @@ from graphnetz.api.models import (
     unregister_model,
     wrap_encoder,
 )
+from graphnetz.api.refused import SearchSpace, plot_benchmark
 from graphnetz.api.tasks import (
+    BENCHMARK_TASKS,
     BenchmarkTask,
     Task,
     check_dataset,
@@ -21,14 +23,17 @@ from graphnetz.api.tasks import (
 )
 
 __all__ = [
+    "BENCHMARK_TASKS",
     "BenchmarkFailed",
     "BenchmarkTask",
     "ModelSpec",
+    "SearchSpace",
     "Task",
     "_multi_task_factory",
     "check_dataset",
     "iter_benchmark_tasks",
     "list_datasets",
+    "plot_benchmark",
     "register_model",
     "register_task",
     "registered_models",

@@ -255,17 +255,40 @@ def register_task(category: str, task: BenchmarkTask) -> BenchmarkTask:
     return register(TASKS, task.key, replace(task, category=category), same=lambda *_: False)
 
 
-def unregister_task(category: str, name: str) -> None:
-    """Remove the task(s) called ``name`` (or exactly ``name/task_type``) from ``category``."""
-    mine = {k: t for k, t in TASKS.items() if t.category == category}
-    keys = [k for k, t in mine.items() if name in (k, t.name)]
-    if not keys:
-        registered = sorted(f"{t.category}/{t.name}" for t in TASKS.values())
-        raise ValueError(
-            f"no task {name!r} registered under {category!r}; registered: {registered}"
-        )
-    for key in keys:
-        del TASKS[key]
+def unregister_task(category: str, name: str) -> BenchmarkTask | None:
+    """Remove the task(s) called ``name`` (or exactly ``name/task_type``) from ``category``;
+    returns the first removed, or None when there is none (as the reference package does,
+    so a test's tearDown may call it unconditionally)."""
+    keys = [k for k, t in TASKS.items() if t.category == category and name in (k, t.name)]
+    removed = [TASKS.pop(key) for key in keys]
+    return removed[0] if removed else None
+
+
+class BenchmarkTasks(Mapping):
+    """The reference package's ``BENCHMARK_TASKS``: ``category -> task_type -> [Task]``,
+    read from the catalogue (dataset configs and registered tasks) at each access. It is a
+    view: add tasks with :func:`register_task`, not by editing the lists."""
+
+    def _tree(self) -> dict[str, dict[str, list[BenchmarkTask]]]:
+        tree: dict[str, dict[str, list[BenchmarkTask]]] = {}
+        for task in iter_benchmark_tasks():
+            tree.setdefault(task.category, {}).setdefault(task.task_type, []).append(task)
+        return tree
+
+    def __getitem__(self, category: str) -> dict[str, list[BenchmarkTask]]:
+        return self._tree()[category]
+
+    def __iter__(self):
+        return iter(self._tree())
+
+    def __len__(self) -> int:
+        return len(self._tree())
+
+    def __repr__(self) -> str:
+        return f"BENCHMARK_TASKS({self._tree()!r})"
+
+
+BENCHMARK_TASKS = BenchmarkTasks()
 
 
 def list_datasets(category: str | None = None) -> pd.DataFrame:
@@ -306,7 +329,9 @@ def list_task_types() -> pd.DataFrame:
 
 
 __all__ = [
+    "BENCHMARK_TASKS",
     "BenchmarkTask",
+    "BenchmarkTasks",
     "Task",
     "check_dataset",
     "iter_benchmark_tasks",
