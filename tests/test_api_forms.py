@@ -304,11 +304,6 @@ def test_the_adapters_call_a_data_forward_model_at_every_level():
 
 
 # ---------------------------------------------------------------- failures
-def test_a_category_with_tasks_is_refused():
-    with pytest.raises(ValueError, match=r"category= .* or tasks= .*not both.*'social'"):
-        run_benchmark("social", {"T": TinyGCN}, tasks=[Task("club", "node_cls", karate)])
-
-
 def test_a_benchmark_whose_every_run_fails_raises_with_the_reason(data_dir):
     @register_model(task_type="node_cls")
     class Broken(TinyGCN):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -55,13 +56,14 @@ class Planned:
 
 # ---------------------------------------------------------------- inputs
 def select_tasks(
-    category: str | None, task_type: str | None, tasks: Iterable[BenchmarkTask | str] | None
+    category: str | None,
+    task_type: str | None,
+    tasks: Iterable[BenchmarkTask | str] | None,
+    only: Iterable[str] | str | None = None,
 ) -> list[BenchmarkTask]:
-    if category is not None and tasks is not None:
-        raise ValueError(
-            f"give category= (every task of a category) or tasks= (these tasks), not both: "
-            f"category={category!r} would be ignored for the tasks given"
-        )
+    """The tasks of ``category`` (narrowed by ``task_type``), or ``tasks=`` (a ``Task`` of
+    another type than ``task_type`` left out, as in the reference package); then only
+    those whose name or key is in ``only``."""
     if tasks is None:
         if category is None:
             categories = sorted({t.category for t in iter_benchmark_tasks()})
@@ -73,9 +75,13 @@ def select_tasks(
             for item in ([tasks] if isinstance(tasks, str | BenchmarkTask) else tasks)
             for t in _named_tasks(item, task_type)
         ]
+    if only is not None:
+        wanted = {only} if isinstance(only, str) else set(only)
+        selected = [t for t in selected if wanted & {t.name, t.key}]
     if not selected:
         raise ValueError(
             f"no benchmark task matches category={category!r}, task_type={task_type!r}"
+            + ("" if only is None else f", only={only!r}")
         )
     keys = [t.key for t in selected]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
@@ -88,9 +94,7 @@ def select_tasks(
 
 def _named_tasks(item: BenchmarkTask | str, task_type: str | None) -> list[BenchmarkTask]:
     if isinstance(item, BenchmarkTask):
-        if task_type not in (None, item.task_type):
-            raise ValueError(f"task {item.key!r} is not of task_type={task_type!r}")
-        return [item]
+        return [item] if task_type in (None, item.task_type) else []
     catalogue = iter_benchmark_tasks()
     found = [t for t in catalogue if item in (t.key, t.name) and task_type in (None, t.task_type)]
     if not found:
@@ -142,14 +146,57 @@ def _default_name(model: Any) -> str:
     return getattr(cls, "__name__", str(cls))
 
 
-def _seeds(seeds: Iterable[int]) -> list[int]:
-    if isinstance(seeds, int):
-        raise TypeError(f"seeds= takes an iterable of integers, e.g. range({seeds}); got {seeds!r}")
+def _seeds(seeds: Iterable[int] | int | None, seed: int | None) -> list[int]:
+    """The run seeds: ``seeds`` (an iterable; an int is that one seed, as in the reference
+    package), or the one ``seed``; default 0-9."""
+    if seed is not None:
+        if seeds is not None:
+            raise ValueError(f"give seeds= or seed=, not both (seeds={seeds!r}, seed={seed!r})")
+        seeds = [seed]
+    elif seeds is None:
+        seeds = range(10)
+    elif isinstance(seeds, int) and not isinstance(seeds, bool):
+        seeds = [seeds]
     values = list(seeds)
     bad = [s for s in values if isinstance(s, bool) or not isinstance(s, int)]
     if bad or not values:
         raise ValueError(f"seeds= must be a non-empty iterable of integers; got {values!r}")
     return values
+
+
+def _progress(progress: bool | None, verbose: bool | None) -> bool:
+    """``verbose`` is the reference package's name for ``progress``."""
+    if progress is not None and verbose is not None and bool(progress) != bool(verbose):
+        raise ValueError(
+            f"give progress= or verbose=, not both (progress={progress!r}, verbose={verbose!r})"
+        )
+    chosen = progress if progress is not None else verbose
+    return True if chosen is None else bool(chosen)
+
+
+def accelerator_settings(device: Any) -> dict[str, Any]:
+    """The reference package's ``device=`` as trainer settings: ``"auto"``/None ->
+    ``trainer.accelerator=auto``; ``"cpu"``, ``"cuda"``, ``"mps"`` (or a ``torch.device``)
+    -> that accelerator; an index (``"cuda:1"``) -> also ``trainer.devices=[1]``."""
+    if device is None or device == "auto":
+        return {"trainer.accelerator": "auto"}
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(
+            f"device={device!r} is not a device; use 'auto', 'cpu', 'cuda', 'cuda:<index>' "
+            "or 'mps' (or the setting trainer.accelerator)"
+        ) from err
+    accelerators = {"cpu": "cpu", "cuda": "gpu", "mps": "mps"}
+    if parsed.type not in accelerators:
+        raise ValueError(
+            f"device={device!r}: the trainer runs on {sorted(accelerators)} or 'auto'; "
+            "other accelerators through the setting trainer.accelerator"
+        )
+    chosen: dict[str, Any] = {"trainer.accelerator": accelerators[parsed.type]}
+    if parsed.index is not None:
+        chosen["trainer.devices"] = [parsed.index]
+    return chosen
 
 
 def settings_of(
@@ -239,44 +286,72 @@ def user_data(task: BenchmarkTask, data_dir: str) -> Callable[[int], Any]:
 def run_benchmark(
     category: str | None = None,
     models: Any = None,
-    *,
-    seeds: Iterable[int] = range(10),
+    root: str | Path | None = None,
+    hidden_channels: int | None = None,
+    epochs: int | None = None,
+    only: Iterable[str] | str | None = None,
+    verbose: bool | None = None,
+    seeds: Iterable[int] | int | None = None,
+    seed: int | None = None,
     task_type: str | None = None,
     tasks: Iterable[BenchmarkTask | str] | None = None,
-    epochs: int | None = None,
-    root: str | Path | None = None,
+    device: Any = None,
+    search: Any = None,
+    *,
     out_dir: str | Path | None = None,
     overrides: Sequence[str] | Mapping[str, Any] | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     **dotted_settings: Any,
 ) -> BenchmarkReport:
     """Run every selected task x model x seed and return the statistical report.
 
-    Tasks: a ``category`` of the catalogue (narrowed by ``task_type``), or ``tasks=``
-    (``Task`` objects, e.g. from ``task_from_dataset``, or catalogue names ``"cora"`` /
-    ``"cora/link_pred"``), not both. ``models``: ``{name: model}`` where a model is a
-    conf/model name (``"gcn"``), a registered name, a class (one a conf/model YAML builds
-    uses that YAML) or ``(cls, task_type[, factory])``. ``epochs`` sets every task's epochs;
-    ``root`` the data directory (``paths.data_dir``). Settings: dotted keys
-    (``**{"task.lr": 5e-3}``) or ``overrides=["task.lr=5e-3"]``. With ``out_dir`` each record
-    goes to ``out_dir/<dataset>/<task_type>/<model>/seed_<s>/result.json``. Incompatible
-    pairs are skipped, failed runs recorded; both are listed by the report, and with
-    ``progress`` a closing summary names tasks whose data is unavailable. Raises
-    :class:`BenchmarkFailed` when no run produced a result.
+    The arguments before ``out_dir`` are the reference package's, in its order. Tasks: a
+    ``category`` of the catalogue (narrowed by ``task_type``), or ``tasks=`` (``Task``
+    objects, e.g. from ``task_from_dataset``, or catalogue names ``"cora"`` /
+    ``"cora/link_pred"``; a ``Task`` of another type than ``task_type`` is left out; a
+    ``category`` given too puts user tasks' data under ``<root>/<category>/``); ``only``
+    keeps the tasks whose name (or key) it lists. ``models``: ``{name: model}`` where a
+    model is a conf/model name (``"gcn"``), a registered name, a class (one a conf/model
+    YAML builds uses that YAML) or ``(cls, task_type[, factory])``. ``seeds`` (default
+    0-9; an int is that one seed) or ``seed``. ``epochs`` sets every task's epochs,
+    ``hidden_channels`` every model's width (``model.hidden_channels``), ``root`` the data
+    directory (``paths.data_dir``), ``device`` the accelerator (``trainer.accelerator``),
+    ``progress`` (or ``verbose``) the progress lines. ``search=`` is refused: tune with
+    ``python -m graphnetz tune``. Settings: dotted keys (``**{"task.lr": 5e-3}``) or
+    ``overrides=["task.lr=5e-3"]``. With ``out_dir`` each record goes to
+    ``out_dir/<dataset>/<task_type>/<model>/seed_<s>/result.json``. Incompatible pairs are
+    skipped, failed runs recorded; both are listed by the report, and with progress a
+    closing summary names tasks whose data is unavailable. Raises :class:`BenchmarkFailed`
+    when no run produced a result.
     """
-    selected = select_tasks(category, task_type, tasks)
+    if search is not None:
+        raise NotImplementedError(
+            "search= (the reference package's inner hyperparameter search) is not run by "
+            "run_benchmark: tune one task x model with `python -m graphnetz tune` "
+            "(docs/tuning.md), then pass the selected values as settings "
+            "(e.g. **{'task.lr': 5e-3}) or run the seed sweep with +tuned=<study>"
+        )
+    selected = select_tasks(category, task_type, tasks, only)
     chosen = select_models(models)
-    seed_list = _seeds(seeds)
+    seed_list = _seeds(seeds, seed)
+    progress = _progress(progress, verbose)
     settings = settings_of(overrides, dotted_settings)
-    if epochs is not None:
-        if "trainer.max_epochs" in settings:
-            raise ValueError("give epochs= or the trainer.max_epochs setting, not both")
-        settings["trainer.max_epochs"] = epochs
-    if root is not None:
-        settings["paths.data_dir"] = str(root)
+    named = {"trainer.max_epochs": ("epochs", epochs)}
+    named["model.hidden_channels"] = ("hidden_channels", hidden_channels)
+    named["paths.data_dir"] = ("root", None if root is None else str(root))
+    if device is not None:
+        named.update({k: ("device", v) for k, v in accelerator_settings(device).items()})
+    for key, (argument, value) in named.items():
+        if value is None:
+            continue
+        if key in settings:
+            raise ValueError(f"give {argument}= or the {key} setting, not both")
+        settings[key] = value
+    data_subdir = category if tasks is not None and category is not None else ""
     planned = plan(selected, chosen, settings)
     paths = resolved_paths(OmegaConf.to_container(planned[0].cfg.paths, resolve=True))
-    loaders = {t.key: user_data(t, paths["data_dir"]) for t in selected if t.conf is None}
+    data_dir = str(Path(paths["data_dir"]) / data_subdir)
+    loaders = {t.key: user_data(t, data_dir) for t in selected if t.conf is None}
     records: list[RunRecord] = []
     total = len(planned) * len(seed_list)
     for run in planned:
@@ -290,7 +365,7 @@ def run_benchmark(
             factory = None
             if run.spec is not None:
                 model_cfg = OmegaConf.to_container(cfg.model, resolve=True)
-                factory = run.spec.model_factory(model_cfg)
+                factory = run.spec.model_factory(model_cfg, run.task.task_type)
             load = functools.partial(loaders[key], seed) if key in loaders else None
             records.append(run_experiment(cfg, run_dir, load, factory))
             if progress:

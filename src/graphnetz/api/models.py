@@ -41,14 +41,62 @@ META_KEYS = ("name", "defined_in", "hidden_channels")
 SIZES = ("in_channels", "hidden_channels", "out_channels")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ModelSpec:
-    """A user model: its class, the task types it serves and how to build it."""
+    """A user model: its class, the task types it serves and how to build it.
+
+    ``ModelSpec(name, cls, task_types, factory=None)``, or the reference package's
+    ``ModelSpec(cls, task_type, factory=None)`` / ``ModelSpec(cls=..., task_type=...)``
+    (named after the class; ``task_type`` is an alias of ``task_types``, which default to
+    the class's ``task_types`` attribute).
+    """
 
     name: str
     cls: type
     task_types: frozenset[str]
-    factory: Callable[..., nn.Module] | None = None  # (in, hidden, out) -> Module
+    factory: Callable[..., nn.Module] | None = None  # (in, hidden, out[, task_type=])
+
+    def __init__(
+        self,
+        name: str | type | None = None,
+        cls: Any = None,
+        task_types: Any = None,
+        factory: Callable[..., nn.Module] | None = None,
+        *,
+        task_type: Any = None,
+    ) -> None:
+        if isinstance(name, type):  # the reference's positional (cls, task_type, factory)
+            if factory is not None:
+                raise TypeError("ModelSpec(cls, task_type, factory) takes 3 arguments, got 4")
+            name, cls, task_types, factory = None, name, cls, task_types
+        if task_types is not None and task_type is not None:
+            raise TypeError("ModelSpec takes task_types= or its alias task_type=, not both")
+        if not isinstance(cls, type):
+            raise TypeError(f"ModelSpec needs the model class as cls=, got {cls!r}")
+        name = cls.__name__ if name is None else name
+        _check_name(name)
+        declared = task_types if task_types is not None else task_type
+        if declared is None:
+            declared = getattr(cls, "task_types", None)
+        if declared is None:
+            raise ValueError(
+                f"ModelSpec {name!r} ({cls.__name__}) needs the task types it serves: "
+                "task_types= (or task_type=) or a class attribute task_types = {...}"
+            )
+        if factory is not None and not callable(factory):
+            raise TypeError(f"ModelSpec {name!r}: the factory {factory!r} is not callable")
+        for key, value in (
+            ("name", name),
+            ("cls", cls),
+            ("task_types", task_type_set(declared, name)),
+            ("factory", factory),
+        ):
+            object.__setattr__(self, key, value)
+
+    @property
+    def task_type(self) -> frozenset[str]:
+        """The reference package's name for :attr:`task_types`."""
+        return self.task_types
 
     @property
     def defined_in(self) -> str:
@@ -77,12 +125,15 @@ class ModelSpec:
     def config_node(self) -> dict[str, Any]:
         return {"name": self.name, "defined_in": self.defined_in, **self.hyperparameters()}
 
-    def model_factory(self, model_cfg: dict[str, Any]) -> ModelFactory:
-        """How the pipeline builds this model with the run's (overridden) settings."""
+    def model_factory(
+        self, model_cfg: dict[str, Any], task_type: str | None = None
+    ) -> ModelFactory:
+        """How the pipeline builds this model with the run's (overridden) settings; a
+        factory that takes ``task_type`` is called with it (the run's task type)."""
         settings = {k: v for k, v in model_cfg.items() if k not in META_KEYS}
         cls, params = self.cls, _parameters(self.cls)
         if self.factory is not None:
-            build = self.factory
+            build = _with_task_type(self.factory, task_type)
         elif _sizes_by_name(params):  # e.g. GraphModel's cls(in_channels=, out_channels=)
             named = {p.name for p in params}
 
@@ -92,6 +143,23 @@ class ModelSpec:
         else:
             build = lambda i, h, o: cls(i, h, o, **settings)  # noqa: E731
         return ModelFactory(cls, build, self.task_types)
+
+
+def _with_task_type(factory: Callable[..., nn.Module], task_type: str | None) -> Callable:
+    """``factory(in, hidden, out, task_type=...)`` when it takes that keyword (as the
+    reference package calls it), else ``factory(in, hidden, out)``."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return factory
+    takes = any(
+        p.kind is p.VAR_KEYWORD
+        or (p.name == "task_type" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        for p in params
+    )
+    if task_type is None or not takes:
+        return factory
+    return lambda i, h, o: factory(i, h, o, task_type=task_type)
 
 
 def _parameters(cls: type) -> list[inspect.Parameter]:
