@@ -199,6 +199,29 @@ def test_model_spec_in_the_reference_forms():
     assert by_keyword.task_type == by_keyword.task_types == frozenset({"node_cls"})
 
 
+def test_model_spec_mixes_positional_and_keyword_arguments_in_either_order():
+    def factory(i, h, o):
+        return GCN(i, h, o)
+
+    node = frozenset({"node_cls"})
+    forms = [
+        ModelSpec(GCN, "node_cls", factory),
+        ModelSpec(GCN, "node_cls", factory=factory),
+        ModelSpec(GCN, task_type="node_cls", factory=factory),
+        ModelSpec(GCN, task_types=node, factory=factory),
+        ModelSpec("GCN", GCN, node, factory),
+        ModelSpec(name="GCN", cls=GCN, task_types=node, factory=factory),
+    ]
+    assert all(spec == forms[0] for spec in forms)
+    assert (forms[0].name, forms[0].task_types, forms[0].factory) == ("GCN", node, factory)
+    with pytest.raises(TypeError, match="takes 3 positional arguments, got 4"):
+        ModelSpec(GCN, "node_cls", factory, factory)
+    with pytest.raises(TypeError, match="got factory= twice"):
+        ModelSpec(GCN, "node_cls", factory, factory=factory)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['heads'\]"):
+        ModelSpec(GCN, "node_cls", heads=8)
+
+
 def test_model_spec_without_task_types_is_refused_naming_the_ways_to_give_them():
     with pytest.raises(ValueError, match=r"task_types= \(or task_type=\)"):
         ModelSpec(cls=torch.nn.Linear)

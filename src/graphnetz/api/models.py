@@ -56,19 +56,8 @@ class ModelSpec:
     task_types: frozenset[str]
     factory: Callable[..., nn.Module] | None = None  # (in, hidden, out[, task_type=])
 
-    def __init__(
-        self,
-        name: str | type | None = None,
-        cls: Any = None,
-        task_types: Any = None,
-        factory: Callable[..., nn.Module] | None = None,
-        *,
-        task_type: Any = None,
-    ) -> None:
-        if isinstance(name, type):  # the reference's positional (cls, task_type, factory)
-            if factory is not None:
-                raise TypeError("ModelSpec(cls, task_type, factory) takes 3 arguments, got 4")
-            name, cls, task_types, factory = None, name, cls, task_types
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        name, cls, task_types, factory, task_type = _spec_arguments(args, kwargs)
         if task_types is not None and task_type is not None:
             raise TypeError("ModelSpec takes task_types= or its alias task_type=, not both")
         if not isinstance(cls, type):
@@ -143,6 +132,34 @@ class ModelSpec:
         else:
             build = lambda i, h, o: cls(i, h, o, **settings)  # noqa: E731
         return ModelFactory(cls, build, self.task_types)
+
+
+_OUR_ORDER = ("name", "cls", "task_types", "factory")
+_REFERENCE_ORDER = ("cls", "task_type", "factory")
+
+
+def _spec_arguments(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """``(name, cls, task_types, factory, task_type)`` of a ``ModelSpec(...)`` call: ours
+    ``(name, cls, task_types, factory)``, or the reference's ``(cls, task_type, factory)``
+    when the first positional argument is a class; keywords fill the rest."""
+    order = _REFERENCE_ORDER if args and isinstance(args[0], type) else _OUR_ORDER
+    if len(args) > len(order):
+        raise TypeError(
+            f"ModelSpec({', '.join(order)}) takes {len(order)} positional arguments, "
+            f"got {len(args)}"
+        )
+    unknown = sorted(set(kwargs) - {*_OUR_ORDER, "task_type"})
+    if unknown:
+        raise TypeError(
+            f"ModelSpec got unexpected keyword argument(s) {unknown}; it takes "
+            f"{[*_OUR_ORDER, 'task_type']}"
+        )
+    given = dict(kwargs)
+    for key, value in zip(order, args, strict=False):
+        if key in given:
+            raise TypeError(f"ModelSpec got {key}= twice (positionally and by keyword)")
+        given[key] = value
+    return tuple(given.get(k) for k in (*_OUR_ORDER, "task_type"))
 
 
 def _with_task_type(factory: Callable[..., nn.Module], task_type: str | None) -> Callable:
