@@ -165,6 +165,18 @@ def test_a_schema_1_record_is_the_planned_run_of_its_seed_and_is_run_again(spec,
     assert len(todo) == 1 and "seed=0" in todo[0] and "schema-1 record" in todo[0]
 
 
+def test_a_schema_1_record_rerun_by_resume_is_done_and_noted_no_more(spec, tmp_path, capsys):
+    sweep = tmp_path / "sweep"
+    run = spec(0)
+    raw = ok_record(run, schema_version=1)
+    del raw["identity"]
+    write(sweep, "0_karate_gcn_s0", raw)  # the old record, and its rerun by resume=true
+    write(sweep, run.run_dir_name, ok_record(run))
+    lines = status(capsys, sweep, *TINY, "seed=0")
+    assert not [line for line in lines if line.startswith("  run ")]
+    assert not [line for line in lines if "schema-1" in line]
+
+
 def test_a_started_job_number_folder_is_its_configs_run(make_cfg, spec, tmp_path, capsys):
     sweep = tmp_path / "sweep"
     (sweep / "0_karate_gcn_s0" / ".hydra").mkdir(parents=True)

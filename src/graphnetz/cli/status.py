@@ -157,7 +157,7 @@ def merge(found: Iterable[RunState], expected: Iterable[RunState]) -> list[RunSt
         key = _key(run)
         spent[key] = spent.get(key, 0.0) + run.spent_s
         kept[key] = kept.get(key, False) or run.kept  # resume finds it in any folder
-        if key not in best or STATES.index(run.state) < STATES.index(best[key].state):
+        if key not in best or _rank(run) < _rank(best[key]):
             best[key] = run
     planned = {_key(run): run for run in expected}
     for key, run in planned.items():
@@ -172,6 +172,12 @@ def merge(found: Iterable[RunState], expected: Iterable[RunState]) -> list[RunSt
             run = replace(run, task=named.task, model=named.model, seed=named.seed)
         merged.append(run)
     return merged
+
+
+def _rank(run: RunState) -> tuple[int, bool]:
+    """Which of one run's folders speaks for it: the best state, and on a tie the one
+    resume finds (a schema-1 record's rerun over the record)."""
+    return STATES.index(run.state), not run.kept
 
 
 def _key(run: RunState) -> object:
