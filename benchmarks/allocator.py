@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from child_tree import children_data_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The runs with per-step tensors above glibc's 32 MiB mmap threshold. Small graphs
 #: (Cora, MUTAG, the Karate job) allocate nothing that large: the setting changes nothing
@@ -142,12 +144,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.short, args.long, args.mirror, args.data_dir)))
         return
-    if args.data_dir:
-        args.data_dir = str(Path(args.data_dir).resolve())
-        compare(args)
-        return
-    with tempfile.TemporaryDirectory(prefix="allocator-data-") as data:
-        args.data_dir = data
+    with children_data_dir(args.data_dir, "allocator-data-") as args.data_dir:
         compare(args)
 
 

@@ -1,6 +1,6 @@
 """Run a benchmark script's measuring half in a fresh process that imports graphnetz from
 a given source tree, and read back the JSON it prints last (the ``--compare-src`` pattern
-of ``epoch_speed.py`` and ``multilabel_epochs.py``)."""
+of ``epoch_speed.py`` and ``multilabel_epochs.py``), and the data folder those children share."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 THIS_TREE = str(Path(__file__).resolve().parents[1] / "src")
@@ -27,3 +30,14 @@ def run_in_tree(script: str, args: list[str], src: str | None, **env: str) -> di
     if out.returncode:
         raise SystemExit(f"child ({src or 'this tree'}) failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@contextmanager
+def children_data_dir(given: str | None, prefix: str) -> Iterator[str]:
+    """Where the children keep processed data: ``given`` (made absolute), else a new
+    temporary folder removed afterwards, so nothing lands in the working directory."""
+    if given:
+        yield str(Path(given).resolve())
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        yield folder

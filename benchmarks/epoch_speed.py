@@ -23,11 +23,10 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from child_tree import run_in_tree
+from child_tree import children_data_dir, run_in_tree
 
 HERE = Path(__file__).resolve().parent
 MODELS = ("gcn", "gat", "sage", "gt", "mlp")
@@ -152,12 +151,7 @@ def main() -> None:
         result = measure(args.dataset, args.models, args.epochs, args.mirror, args.data_dir)
         print(json.dumps(result))
         return
-    if args.data_dir:
-        args.data_dir = str(Path(args.data_dir).resolve())
-        compare(args)
-        return
-    with tempfile.TemporaryDirectory(prefix="epoch-speed-data-") as data:
-        args.data_dir = data
+    with children_data_dir(args.data_dir, "epoch-speed-data-") as args.data_dir:
         compare(args)
 
 
