@@ -15,6 +15,20 @@ from statsmodels.stats.power import TTestPower
 from graphnetz.report import BenchmarkReport, infer_direction
 
 
+def ok_record(model: str, seed: int, accuracy: float, **extra) -> dict:
+    """A finished run of task ``t/node_cls`` with its test accuracy."""
+    return {
+        "status": "ok",
+        "task": "t/node_cls",
+        "model": model,
+        "seed": seed,
+        "primary_metric": "accuracy",
+        "direction": "max",
+        "metrics": {"test": {"accuracy": accuracy}},
+        **extra,
+    }
+
+
 def test_summary_matches_hand_computed_t_interval():
     report = BenchmarkReport.from_records(make_records())
     s = report.summary().set_index(["task", "model"])
@@ -309,15 +323,7 @@ def test_power_advisor_matches_statsmodels_ttestpower(alpha, power, delta):
     given; mdd solves power(δ/σ_d, S) = target and seeds_needed is the smallest S reaching
     it, both with statsmodels' TTestPower (paired t = one-sample t on the differences)."""
     records = [
-        {
-            "status": "ok",
-            "task": "t/node_cls",
-            "model": model,
-            "seed": seed,
-            "primary_metric": "accuracy",
-            "direction": "max",
-            "metrics": {"test": {"accuracy": v}},
-        }
+        ok_record(model, seed, v)
         for model, values in PILOT.items()
         for seed, v in enumerate(values)
     ]
@@ -345,18 +351,7 @@ def test_a_negligible_gap_reads_as_more_than_the_seed_cap_not_a_crash(tmp_path):
     records = []
     for model, shift in (("a", 0.0), ("b", 1e-6)):
         for seed, v in enumerate(base + shift + np.array([0.0, 0.03, -0.03]) * (model == "b")):
-            records.append(
-                {
-                    "status": "ok",
-                    "task": "t/node_cls",
-                    "dataset": "t",
-                    "model": model,
-                    "seed": seed,
-                    "primary_metric": "accuracy",
-                    "direction": "max",
-                    "metrics": {"test": {"accuracy": float(v)}},
-                }
-            )
+            records.append(ok_record(model, seed, float(v), dataset="t"))
     report = BenchmarkReport.from_records(records)
     assert np.isinf(report.power()["seeds_needed"]).all()
     report.write(tmp_path / "out")
@@ -397,17 +392,7 @@ def test_run_dirs_are_read_in_job_number_order(tmp_path):
         for seed in (0, 1):
             (run / f"s{seed}").mkdir()
             (run / f"s{seed}" / "result.json").write_text(
-                json.dumps(
-                    {
-                        "status": "ok",
-                        "task": "t/node_cls",
-                        "model": model,
-                        "seed": seed,
-                        "primary_metric": "accuracy",
-                        "direction": "max",
-                        "metrics": {"test": {"accuracy": 0.5 + 0.1 * seed}},
-                    }
-                )
+                json.dumps(ok_record(model, seed, 0.5 + 0.1 * seed))
             )
     summary = BenchmarkReport.from_run_dirs([tmp_path]).summary()
     assert list(summary["model"]) == ["c_first", "b_second", "a_third"]
