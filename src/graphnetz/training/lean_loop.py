@@ -32,8 +32,10 @@ from typing import Any
 import torch
 
 from graphnetz.tasks.base import GraphTask
+from graphnetz.tasks.selection import evaluated_epoch
 from graphnetz.training.accelerators import accelerator_available
 from graphnetz.training.checkpoint import PeriodicCheckpoint
+from graphnetz.training.nan_fill import FillUntilFirstEvaluation
 
 #: Trainer settings the lean loop reproduces, with the values it accepts (None: any).
 LEAN_TRAINER_SETTINGS: Mapping[str, tuple | None] = {
@@ -146,17 +148,22 @@ class LeanLoop:
             batches = iter(loader)  # epoch 0's, before on_train_start (as Lightning)
             self._callbacks("on_train_start", module)
             module.on_train_start()
-            while self.current_epoch < self.max_epochs and not self.should_stop:
-                if batches is None:
-                    batches = iter(loader)
-                self._callbacks("on_train_epoch_start", module)
-                self._run_epoch(module, batches, len(loader))
-                batches = None
-                self._callbacks("on_train_epoch_end", module)
-                self.current_epoch += 1
+            with FillUntilFirstEvaluation() as nan_fill:
+                while self.current_epoch < self.max_epochs and not self.should_stop:
+                    if batches is None:
+                        batches = iter(loader)
+                    self._callbacks("on_train_epoch_start", module)
+                    self._run_epoch(module, batches, len(loader))
+                    batches = None
+                    self._callbacks("on_train_epoch_end", module)
+                    nan_fill.epoch_ended(self._evaluated(self.current_epoch))
+                    self.current_epoch += 1
             self._callbacks("on_train_end", module)
         finally:
             module._lean_optimizer = None
+
+    def _evaluated(self, epoch: int) -> bool:
+        return evaluated_epoch(epoch, self.check_val_every_n_epoch, self.max_epochs)
 
     def _callbacks(self, hook: str, module: GraphTask) -> None:
         for callback in self.callbacks:

@@ -43,6 +43,7 @@ from graphnetz.tasks.selection import evaluated_epoch
 from graphnetz.training.build import incompatibility
 from graphnetz.training.checkpoint import STATE_KEY, checkpointing, rng_state
 from graphnetz.training.lean_loop import LEAN_CHECKPOINT_KEY, lean_trainer_refusal, set_determinism
+from graphnetz.training.nan_fill import FillUntilFirstEvaluation
 from graphnetz.training.pipeline import Built, Trained, build_run, trained_result
 from graphnetz.training.resolve import RunSpec, result_config
 from graphnetz.training.stacked_graphs import (
@@ -214,7 +215,8 @@ def train_stacked(
     for loop, generator in zip(loops, SeedStreams.from_states(states).generators, strict=True):
         loop.generator = generator
     fit = fit_graph_stack if graph_level else _fit
-    fit(builts, loops, int(trainer_cfg.get("max_epochs")))
+    with FillUntilFirstEvaluation() as nan_fill:
+        fit(builts, loops, int(trainer_cfg.get("max_epochs")), nan_fill.epoch_ended)
     wall = (time.perf_counter() - start) / len(specs)
     seeds = [s.seed for s in specs]
     return [
@@ -258,10 +260,11 @@ def _check_same_graph(builts: list[Built]) -> None:
             raise StackRefused("the seeds' graphs differ (features or edges)")
 
 
-def _fit(builts: list[Built], loops: list[_SeedLoop], max_epochs: int) -> None:
+def _fit(builts: list[Built], loops: list[_SeedLoop], max_epochs: int, epoch_ended) -> None:
     """The lean loop's calls for every seed at once (training/lean_loop.py). When seeds
     stop early the stack shrinks to the seeds still training (their parameters, optimiser
-    states and generators carry over), so a stopped seed costs nothing more."""
+    states and generators carry over), so a stopped seed costs nothing more.
+    ``epoch_ended(evaluated)`` after each epoch."""
     modules = [b.module for b in builts]
     first = modules[0]
     factory = partial(first.optimizer_factory, **first._multi_tensor_update())
@@ -278,8 +281,10 @@ def _fit(builts: list[Built], loops: list[_SeedLoop], max_epochs: int) -> None:
             out = encoder(x, edge_index, streams)
             losses = [modules[s].loss(out[i][masks[s]], targets[s]) for i, s in enumerate(active)]
             optimizer_step(loops[active[0]].optimizer, losses, [modules[s] for s in active])
-        if evaluated_epoch(epoch, loops[0].check_val_every_n_epoch, max_epochs):
+        evaluated = evaluated_epoch(epoch, loops[0].check_val_every_n_epoch, max_epochs)
+        if evaluated:
             _evaluate(encoder, x, edge_index, splits, modules, loops, streams, active, epoch)
+        epoch_ended(evaluated)
         training = end_epoch(loops, active, epoch)
         if not training:
             break

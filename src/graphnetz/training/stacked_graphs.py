@@ -98,8 +98,9 @@ def check_graph_stack(builts) -> None:
         )
 
 
-def fit_graph_stack(builts, loops, max_epochs: int) -> None:
-    """Every seed's lean-loop training (per-seed early stopping; a stopped seed leaves)."""
+def fit_graph_stack(builts, loops, max_epochs: int, epoch_ended) -> None:
+    """Every seed's lean-loop training (per-seed early stopping; a stopped seed leaves);
+    ``epoch_ended(evaluated)`` after each epoch."""
     modules = [b.module for b in builts]
     batch_size = modules[0].batch_size
     train = _Union([_split(b.data.train_loader) for b in builts])
@@ -132,8 +133,10 @@ def fit_graph_stack(builts, loops, max_epochs: int) -> None:
                     for i, s in enumerate(active)
                 ]
                 optimizer_step(optimizer, losses, [modules[s] for s in active])
-        if evaluated_epoch(epoch, loops[0].check_val_every_n_epoch, max_epochs):
+        evaluated = evaluated_epoch(epoch, loops[0].check_val_every_n_epoch, max_epochs)
+        if evaluated:
             evaluation.run(stack, modules, loops, active, epoch)
+        epoch_ended(evaluated)
         training = end_epoch(loops, active, epoch)
         if not training:
             break
