@@ -1,12 +1,15 @@
-"""Mini-batches cut from a split collated once equal torch_geometric's collation."""
+"""Mini-batches cut from a split collated once equal torch_geometric's collation; the
+full-batch loader yields and draws what torch's DataLoader does."""
 
 from __future__ import annotations
 
 import torch
+from torch.utils.data import DataLoader as TorchDataLoader
 from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 
 from graphnetz.tasks.graph_batching import SplitBatcher
+from graphnetz.tasks.node_tasks import full_batch_loader
 
 
 def _graphs(n: int, *, edge_attr: bool = False, labels: int = 0) -> list[Data]:
@@ -69,3 +72,19 @@ def test_scalar_or_node_level_targets_are_collated_by_pyg():
     per_node = [Data(x=torch.ones(3, 1), edge_index=torch.tensor([[0], [1]]), y=torch.ones(3))]
     assert SplitBatcher(scalar * 4, batch_size=2).whole is None
     assert SplitBatcher(per_node * 4, batch_size=2).whole is None
+
+
+def test_the_full_batch_loader_yields_and_draws_what_a_dataloader_does():
+    graph = _graphs(1)[0]
+    epochs = {}
+    for name, loader in (
+        ("torch", TorchDataLoader([graph], batch_size=1, collate_fn=lambda b: b[0])),
+        ("ours", full_batch_loader(graph)),
+    ):
+        torch.manual_seed(11)
+        epochs[name] = [list(loader) for _ in range(3)], torch.get_rng_state(), len(loader)
+    (ours, ours_rng, ours_len), (theirs, theirs_rng, theirs_len) = epochs["ours"], epochs["torch"]
+    assert all(batch is graph for epoch in ours for batch in epoch)
+    assert [len(e) for e in ours] == [len(e) for e in theirs] == [1, 1, 1]
+    assert torch.equal(ours_rng, theirs_rng)  # one base-seed draw per epoch, as torch's
+    assert ours_len == theirs_len == 1

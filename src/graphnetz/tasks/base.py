@@ -46,6 +46,11 @@ log = logging.getLogger("graphnetz")
 OptimizerFactory = Callable[[Iterable[nn.Parameter]], torch.optim.Optimizer]
 
 
+def _joined(tensors: list[Tensor], join) -> Tensor:
+    """``join(tensors)``, or the one tensor itself (same values, without the copy)."""
+    return tensors[0] if len(tensors) == 1 else join(tensors)
+
+
 @dataclass
 class TaskData:
     """What a task type prepared from a dataset for one run (one seed)."""
@@ -265,13 +270,13 @@ class GraphTask(nn.Module):
     def _record_epoch(self) -> None:
         row: dict[str, float] = {"epoch": int(self.current_epoch)}
         if self._train_losses:
-            row["train_loss"] = float(torch.stack(self._train_losses).mean())
+            row["train_loss"] = float(_joined(self._train_losses, torch.stack).mean())
         for split in SPLITS:
             outs = self._eval_outputs.get(split)
             if not outs:
                 continue
-            preds = torch.cat([p for p, _ in outs])
-            targets = torch.cat([t for _, t in outs])
+            preds = _joined([p for p, _ in outs], torch.cat)
+            targets = _joined([t for _, t in outs], torch.cat)
             for name, value in self.score(preds, targets).items():
                 row[f"{split}_{name}"] = float(value)
         self._train_losses.clear()
