@@ -118,13 +118,38 @@ def test_an_unknown_fit_loop_names_the_valid_ones(make_cfg):
         resolve_run(make_cfg("fit_loop=fast"))
 
 
-@pytest.mark.skipif(
-    torch.cuda.is_available() or torch.backends.mps.is_available(), reason="the machine has a GPU"
-)
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has a GPU")
 def test_a_gpu_accelerator_without_a_gpu_says_so_before_the_run(make_cfg):
     with pytest.raises(ConfigError, match=r"trainer.accelerator='gpu' needs a CUDA GPU.*cpu"):
         resolve_run(make_cfg("trainer.accelerator=gpu"))
     resolve_run(make_cfg("trainer.accelerator=cpu"))  # and the others pass
+
+
+def test_apples_mps_is_refused_and_auto_stays_on_the_cpu_there(make_cfg, tmp_path, monkeypatch):
+    """MPS lacks sparse CSR tensors and float64: a Mac's runs must not land on it."""
+    from graphnetz.training import accelerators, pipeline
+
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    monkeypatch.setattr(accelerators, "cuda_available", lambda: False)
+    assert not accelerators.accelerator_available()
+    with pytest.raises(ConfigError, match=r"accelerator='mps' is not supported.*sparse CSR"):
+        resolve_run(make_cfg("trainer.accelerator=mps"))
+    with pytest.raises(ConfigError, match=r"accelerator='gpu' needs a CUDA GPU"):
+        resolve_run(make_cfg("trainer.accelerator=gpu"))
+    trainers = []
+    instantiate = pipeline.instantiate
+
+    def spy(config, **kwargs):
+        if "callbacks" in kwargs:  # the trainer (the task module is instantiated here too)
+            trainers.append(kwargs)
+        return instantiate(config, **kwargs)
+
+    monkeypatch.setattr(pipeline, "instantiate", spy)
+    cfg = make_cfg(
+        "dataset=karate", "model=gcn", *TINY, "trainer.max_epochs=2", "fit_loop=lightning"
+    )
+    assert run_experiment(cfg, tmp_path / "run").status == "ok"
+    assert [t.get("accelerator") for t in trainers] == ["cpu"]  # Lightning's auto took MPS
 
 
 class Killed(BaseException):

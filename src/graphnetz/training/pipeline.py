@@ -28,6 +28,7 @@ from graphnetz.data.loading import load_dataset
 from graphnetz.models.contract import capabilities
 from graphnetz.models.features import embedding_decay_warning
 from graphnetz.tasks.base import GraphTask, TaskData
+from graphnetz.training.accelerators import accelerator_available
 from graphnetz.training.allocator import keep_freed_memory
 from graphnetz.training.build import ModelFactory, build_model, incompatibility
 from graphnetz.training.checkpoint import Checkpointing
@@ -182,7 +183,10 @@ def _fit(spec: RunSpec, module: GraphTask, loader: Any, ckpt: Checkpointing) -> 
     from graphnetz.training.lightning_task import LightningCallback, fit_with_lightning
 
     callbacks = [LightningCallback(c) for c in ckpt.callbacks or []] or None
-    trainer = instantiate(spec.section("trainer"), callbacks=callbacks)
+    device = {}
+    if trainer_cfg.get("accelerator", "auto") == "auto" and not accelerator_available():
+        device = {"accelerator": "cpu"}  # not Apple's MPS, which Lightning's auto would take
+    trainer = instantiate(spec.section("trainer"), callbacks=callbacks, **device)
     fit_with_lightning(trainer, module, loader, ckpt.resume_from)
 
 

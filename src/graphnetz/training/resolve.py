@@ -230,32 +230,38 @@ def _check_fit_loop(fit_loop: Any) -> None:
         raise ConfigError(f"fit_loop={fit_loop!r} is not valid; choose one of {list(FIT_LOOPS)}")
 
 
-#: Lightning's accelerator names that need a device this machine may lack, and what each
-#: needs (Lightning's "gpu" takes CUDA, else Apple's MPS).
-DEVICE_ACCELERATORS = {
-    "gpu": "a CUDA GPU or Apple's MPS",
-    "cuda": "a CUDA GPU",
-    "mps": "Apple's MPS",
+#: Lightning's accelerator names that need a CUDA GPU ("gpu" would take Apple's MPS
+#: where there is no CUDA, which these models cannot run on: see accelerators.py).
+DEVICE_ACCELERATORS = ("gpu", "cuda")
+UNSUPPORTED_ACCELERATORS = {
+    "mps": "Apple's MPS has no sparse CSR tensors and no float64, which the models' "
+    "adjacency caches and the multi-label metrics need",
 }
 
 
 def _check_accelerator(accelerator: Any) -> None:
-    """Refuse ``trainer.accelerator=gpu`` (cuda, mps) on a machine without that device
-    before Lightning says only that no backend was found."""
-    if not isinstance(accelerator, str) or accelerator.lower() not in DEVICE_ACCELERATORS:
+    """Refuse ``trainer.accelerator=gpu`` (cuda) on a machine without a CUDA GPU before
+    Lightning says only that no backend was found (or picks MPS), and ``mps``."""
+    if not isinstance(accelerator, str):
+        return
+    name = accelerator.lower()
+    if name in UNSUPPORTED_ACCELERATORS:
+        raise ConfigError(
+            f"trainer.accelerator={accelerator!r} is not supported: "
+            f"{UNSUPPORTED_ACCELERATORS[name]}; use trainer.accelerator=cpu (or auto, which "
+            "takes a CUDA GPU where there is one and the CPU elsewhere)"
+        )
+    if name not in DEVICE_ACCELERATORS:
         return
     import torch
 
     from graphnetz.training.accelerators import cuda_available
 
-    name = accelerator.lower()
-    cuda = name in ("gpu", "cuda") and cuda_available()
-    mps = name in ("gpu", "mps") and torch.backends.mps.is_available()
-    if not (cuda or mps):
+    if not cuda_available():
         raise ConfigError(
-            f"trainer.accelerator={accelerator!r} needs {DEVICE_ACCELERATORS[name]}, which "
-            f"this torch ({torch.__version__}) does not see; use trainer.accelerator=cpu, "
-            "or auto (a GPU where there is one)"
+            f"trainer.accelerator={accelerator!r} needs a CUDA GPU, which this torch "
+            f"({torch.__version__}) does not see; use trainer.accelerator=cpu, or auto (a "
+            "CUDA GPU where there is one)"
         )
 
 
