@@ -110,6 +110,24 @@ def test_a_checkpoint_of_another_config_is_not_resumed(make_cfg, tmp_path, monke
     assert record.epochs_run == 12
 
 
+def test_a_checkpoint_written_on_another_kind_of_device_is_not_resumed(
+    make_cfg, tmp_path, monkeypatch, caplog
+):
+    """A GPU run's checkpoint resumed on a CPU host (or the reverse) would mix two
+    devices' arithmetic in one run (and a CUDA checkpoint cannot even load there)."""
+    import torch
+
+    cfg = _killed_run(make_cfg, tmp_path, monkeypatch)
+    path = tmp_path / CHECKPOINT_NAME
+    saved = torch.load(path, map_location="cpu", weights_only=False)
+    assert saved[ckpt.STATE_KEY]["device"] == "cpu"
+    saved[ckpt.STATE_KEY]["device"] = "cuda"
+    torch.save(saved, path)
+    record = run_experiment(cfg, tmp_path)
+    assert record.status == "ok" and record.resumed is None and record.epochs_run == 12
+    assert "written by a run on cuda, this one trains on cpu" in caplog.text
+
+
 def test_without_resume_a_run_starts_over(make_cfg, tmp_path, monkeypatch):
     cfg = _killed_run(make_cfg, tmp_path, monkeypatch)
     cfg.resume = False

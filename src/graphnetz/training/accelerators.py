@@ -63,3 +63,11 @@ def accelerator_available() -> bool:
     adjacency caches, sparse features and sparse products build them) and no float64
     (the multi-label metrics compute in it), so runs stay on the CPU there."""
     return cuda_available()
+
+
+def run_device_type(trainer_cfg) -> str:
+    """``"cuda"`` or ``"cpu"``: where a run with this trainer config trains."""
+    accelerator = str(trainer_cfg.get("accelerator", "auto")).lower()
+    if accelerator in ("gpu", "cuda") or (accelerator == "auto" and cuda_available()):
+        return "cuda"
+    return "cpu"

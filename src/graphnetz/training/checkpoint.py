@@ -9,7 +9,8 @@ the resumed run gives the same history and result as an uninterrupted one (teste
 Saved at the end of a training epoch once ``checkpoint_every_s`` seconds have passed since
 the last save (0 = every epoch; null = never), written to a temporary file of the
 writer's own (two processes sharing a run directory never clash) and renamed, and deleted
-when the run finishes. A checkpoint of another config is ignored.
+when the run finishes. A checkpoint of another config, or written on another kind of
+device (a GPU run resumed on a CPU host: the arithmetic differs), is ignored.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 
 from graphnetz.atomic import abandoned_temp_files, create_temp
-from graphnetz.training.accelerators import cuda_available
+from graphnetz.training.accelerators import cuda_available, run_device_type
 from graphnetz.training.provenance import SOURCE_REVISION
 from graphnetz.training.resolve import RunSpec, result_config
 
@@ -55,8 +56,9 @@ def set_rng_state(state: dict[str, Any]) -> None:
     kind, keys, pos, has_gauss, cached = state["numpy"]
     np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
     random.setstate(state["python"])
-    if "cuda" in state and cuda_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    if "cuda" in state and cuda_available():  # as many GPUs as this process sees
+        for device, cuda_state in enumerate(state["cuda"][: torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(cuda_state, device)
 
 
 def read_resume_state(path: Path) -> dict[str, Any] | None:
@@ -74,6 +76,7 @@ def read_resume_state(path: Path) -> dict[str, Any] | None:
         "epochs": len(saved["history"]),
         "elapsed_s": saved["elapsed_s"],
         "revisions": saved["revisions"],
+        "device": saved.get("device"),  # None: written before checkpoints named it
     }
 
 
@@ -135,6 +138,7 @@ class PeriodicCheckpoint:
             "rng": rng_state(),
             "elapsed_s": self.elapsed_before + time.perf_counter() - self.started,
             "revisions": self.revisions,
+            "device": pl_module.device.type,
         }
 
     def on_load_checkpoint(self, trainer, pl_module, checkpoint: dict[str, Any]) -> None:
@@ -177,6 +181,15 @@ def checkpointing(spec: RunSpec, run_dir: Path | None, started: float | None) ->
     state = read_resume_state(path) if spec.config.get("resume") else None
     if state is not None and result_config(state["config"]) != config:
         log.warning("ignoring checkpoint %s: it belongs to another config", path)
+        state = None
+    device = run_device_type(spec.config["trainer"])
+    if state is not None and state["device"] not in (None, device):
+        log.warning(
+            "ignoring checkpoint %s: written by a run on %s, this one trains on %s",
+            path,
+            state["device"],
+            device,
+        )
         state = None
     started = time.perf_counter() if started is None else started
     if state is None:
