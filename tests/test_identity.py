@@ -106,6 +106,34 @@ def test_a_record_of_another_identity_is_never_overwritten(make_cfg, tmp_path):
     assert RunRecord.read(sibling / RECORD_NAME).identity == second.identity != first.identity
 
 
+def test_a_rerun_without_resume_never_overwrites_its_own_finished_record(make_cfg, tmp_path):
+    """Relaunched without resume=true, a finished run trains again beside its record; a
+    rerun that fails (here: its data cannot load) leaves the finished record as it was."""
+    run_dir = tmp_path / "karate_gcn"
+    first = run_experiment(make_cfg(*TINY), run_dir)
+    kept = (run_dir / RECORD_NAME).read_bytes()
+
+    def unavailable():
+        raise FileNotFoundError("no mirror here")
+
+    failed = run_experiment(make_cfg(*TINY), run_dir, load_data=unavailable)
+    assert failed.status == "failed" and failed.identity == first.identity
+    assert (run_dir / RECORD_NAME).read_bytes() == kept
+    assert RunRecord.read(tmp_path / "karate_gcn_rerun1" / RECORD_NAME).status == "failed"
+    again = run_experiment(make_cfg(*TINY), run_dir)  # replaces the failed rerun only
+    assert again.status == "ok" and again.run_dir == str(tmp_path / "karate_gcn_rerun1")
+    third = run_experiment(make_cfg(*TINY), run_dir)
+    assert third.run_dir == str(tmp_path / "karate_gcn_rerun2")
+    assert (run_dir / RECORD_NAME).read_bytes() == kept
+    resumed = run_experiment(make_cfg(*TINY, "resume=true"), run_dir)  # nothing trained
+    assert resumed.run_dir == str(run_dir) and resumed.metrics == first.metrics
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "karate_gcn",
+        "karate_gcn_rerun1",
+        "karate_gcn_rerun2",
+    ]
+
+
 def test_the_run_writes_into_its_own_folder_from_the_start_and_says_where(make_cfg, tmp_path):
     """The folder is chosen before training (a checkpoint goes where the record will), and
     the process says where the record went: a sweep's tally reads it there."""

@@ -90,7 +90,7 @@ def run_experiment(
     except Exception as err:  # a config that cannot run is a failed run, not a crash
         return _finish(_unresolved_failure(cfg, err, run_dir, start), run_dir)
     if run_dir is not None:  # the run's own folder, before a checkpoint is written there
-        run_dir = _own_dir(spec.identity, run_dir)
+        run_dir = _own_dir(spec.identity, run_dir, resuming=bool(spec.config.get("resume")))
     if spec.config.get("resume") and run_dir is not None:
         done = completed_record(spec, run_dir, done_under)
         if done is not None:
@@ -261,27 +261,63 @@ def _traceback(err: BaseException) -> str:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
-def _own_dir(identity: str | None, run_dir: Path) -> Path:
-    """``run_dir``, unless it holds the record of another identity, or a finished record
-    whose identity is unknown (schema 1), as a run directory named without the identity
-    can (``hydra.sweep.subdir=${hydra.job.num}``): then a sibling named after this run's
-    identity, so no finished result is ever overwritten."""
-    try:
-        existing = RunRecord.read(run_dir / RECORD_NAME)
-    except (OSError, RecordError):
-        return run_dir  # nothing (readable) to keep
-    there = existing.run_identity()
-    if identity is None or there == identity or (there is None and not existing.finished):
+def _own_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> Path:
+    """``run_dir``, unless it holds a record that must stay, so that no finished result
+    is ever overwritten:
+
+    * the record of another identity, or a finished one whose identity is unknown
+      (schema 1), as a run directory named without the identity can hold
+      (``hydra.sweep.subdir=${hydra.job.num}``): then a sibling named after this run's
+      identity;
+    * this run's own finished record (``ok``, ``skipped``, ``diverged``), met by a rerun
+      without ``resume=true`` (``resuming``: the caller returns that record instead), or a
+      failure recorded for such a rerun: then the first sibling
+      ``<run_dir>_rerun<k>`` holding no finished record, so the rerun's result, failed or
+      not, stands beside the first (the report counts identical duplicates once and names
+      conflicting ones).
+    """
+    existing = _readable_record(run_dir)
+    if existing is None:
         return run_dir
-    other = run_dir.with_name(f"{run_dir.name}_{short_identity(identity)}")
+    there = existing.run_identity()
+    if not existing.finished and (identity is None or there is None or there == identity):
+        return run_dir  # a failed or unknown run of this identity: replaced
+    if resuming and identity is not None and there == identity:
+        return run_dir
+    if identity is not None and there != identity:
+        other = run_dir.with_name(f"{run_dir.name}_{short_identity(identity)}")
+        log.warning(
+            "%s holds the record of another run (identity %s); writing this one (%s) to %s",
+            run_dir,
+            short_identity(there) if there else "unknown",
+            short_identity(identity),
+            other,
+        )
+        return other
+    k = 1
+    while _holds_finished(run_dir.with_name(f"{run_dir.name}_rerun{k}")):
+        k += 1
+    other = run_dir.with_name(f"{run_dir.name}_rerun{k}")
     log.warning(
-        "%s holds the record of another run (identity %s); writing this one (%s) to %s",
+        "%s holds this run's finished record (%s); it stays, and this rerun without "
+        "resume=true writes to %s (resume=true skips finished runs)",
         run_dir,
-        short_identity(there) if there else "unknown",
-        short_identity(identity),
+        existing.status,
         other,
     )
     return other
+
+
+def _holds_finished(run_dir: Path) -> bool:
+    record = _readable_record(run_dir)
+    return record is not None and record.finished
+
+
+def _readable_record(run_dir: Path) -> RunRecord | None:
+    try:
+        return RunRecord.read(run_dir / RECORD_NAME)
+    except (OSError, RecordError):
+        return None  # nothing (readable) to keep
 
 
 def completed_record(
