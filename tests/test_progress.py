@@ -209,3 +209,19 @@ def test_per_run_progress_is_at_most_one_line_every_30_s(monkeypatch, caplog):
             clock_.now += 1
             task._report_progress({"epoch": epoch, "train_loss": 0.5, "val_accuracy": 0.7})
     assert len(caplog.records) == 3  # at 30, 60 and 90 s
+
+
+def test_a_finished_run_logs_its_test_score_or_inside_a_search_its_validation_score(
+    make_cfg, caplog
+):
+    from graphnetz.training.run import run_experiment, validation_scores_only
+
+    cfg = make_cfg("dataset=karate", "model=mlp", "trainer.max_epochs=2")
+    with caplog.at_level(logging.INFO, logger="graphnetz"):
+        record = run_experiment(cfg)
+        with validation_scores_only():
+            run_experiment(cfg)
+    lines = [r.getMessage() for r in caplog.records if "seed=" in r.getMessage()]
+    assert f"test accuracy={record.metrics['test']['accuracy']:.4f}" in lines[0]
+    assert f"val accuracy={record.metrics['val']['accuracy']:.4f}" in lines[-1]
+    assert "test" not in lines[-1]

@@ -19,7 +19,8 @@ import logging
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -357,11 +358,32 @@ def _finished_record(spec: RunSpec, path: Path, explain: bool) -> RunRecord | No
     return replace(record, run_dir=str(path.parent))  # where it is now (folders move)
 
 
+#: Whether a finished run's log line shows its validation score instead of the test
+#: score (see :func:`validation_scores_only`).
+_VALIDATION_ONLY = [False]
+
+
+@contextmanager
+def validation_scores_only() -> Iterator[None]:
+    """Inside, finished runs log their validation score, not the test score: a
+    hyperparameter search must not show test results while it chooses."""
+    before = _VALIDATION_ONLY[0]
+    _VALIDATION_ONLY[0] = True
+    try:
+        yield
+    finally:
+        _VALIDATION_ONLY[0] = before
+
+
 def summarize(record: RunRecord) -> str:
     head = record.label()
     if record.status != "ok":
         return f"{head}: {record.status} ({record.reason})"
+    split, value = "test", record.test_value()
+    if _VALIDATION_ONLY[0]:
+        split, value = "val", record.validation_value()
+    shown = "n/a" if value is None else f"{value:.4f}"
     return (
-        f"{head}: test {record.primary_metric}={record.test_value():.4f} "
+        f"{head}: {split} {record.primary_metric}={shown} "
         f"(epoch {record.selected_epoch}, {record.wall_time_s:.1f} s)"
     )
