@@ -9,7 +9,8 @@ twice with the same result (a sweep read through two folders, a copied run) is c
 silently; two records of one identity with different results are named as conflicting, and
 the first is analysed. Runs of one task and model that differ in a setting besides the seed
 (a swept ``task.lr``, say) are separate entries: the model is labelled with the settings that
-vary, ``gcn[task.lr=0.01]``. Diverged runs are listed, never analysed.
+vary, ``gcn[task.lr=0.01]``, except the one configuration that the model's other tasks name
+(:func:`model_labels`). Diverged runs are listed, never analysed.
 """
 
 from __future__ import annotations
@@ -189,14 +190,19 @@ def _conflict(first: tuple[RunRecord, str | None], rec: RunRecord, path, identit
 def model_labels(records: list[RunRecord]) -> list[str]:
     """Each record's model, with ``[key=value,...]`` for the settings (besides the seed)
     that differ between the records of its task and model; records without a resolved
-    config (schema 1, hand-written) keep the plain model name."""
+    config (schema 1, hand-written) keep the plain model name.
+
+    One configuration of a task and model keeps the plain name when the model's other tasks
+    say which one it is (:func:`_reference`): a variant added on one task (``task.lr=0.05``
+    on cora) is then the only labelled entry and the default run stays comparable, and
+    ranked, across tasks. Where they do not say, every configuration is labelled."""
     flat = [_flat_config(r) for r in records]
     groups: dict[tuple, list[int]] = {}
     for i, rec in enumerate(records):
         if flat[i] is not None:
             groups.setdefault((rec.task, rec.model), []).append(i)
     labels = [str(r.model) for r in records]
-    for members in groups.values():
+    for (task, model), members in groups.items():
         keys = sorted({k for i in members for k in flat[i]})
         columns = {k: tuple(_shown(flat[i].get(k)) for i in members) for k in keys}
         varying = [k for k in keys if len(set(columns[k])) > 1]
@@ -206,10 +212,28 @@ def model_labels(records: list[RunRecord]) -> list[str]:
         ]
         if not varying:
             continue
+        values = {i: tuple(_shown(flat[i].get(k)) for k in varying) for i in members}
+        elsewhere = [
+            {tuple(_shown(flat[j].get(k)) for k in varying) for j in others}
+            for (other_task, other_model), others in groups.items()
+            if other_model == model and other_task != task
+        ]
+        plain = _reference(set(values.values()), elsewhere)
         for i in members:
-            settings = ",".join(f"{k}={_shown(flat[i].get(k))}" for k in varying)
-            labels[i] = f"{records[i].model}[{settings}]"
+            if values[i] != plain:
+                settings = ",".join(f"{k}={v}" for k, v in zip(varying, values[i], strict=True))
+                labels[i] = f"{records[i].model}[{settings}]"
     return labels
+
+
+def _reference(configurations: set[tuple], elsewhere: list[set[tuple]]) -> tuple | None:
+    """The configuration (values of the varying settings) that keeps the model's plain name:
+    the one the model ran with, and only with, on the most other tasks; None (every
+    configuration labelled) when no other task ran one of them alone, or two tie."""
+    votes = {c: sum(seen == {c} for seen in elsewhere) for c in configurations}
+    best = max(votes.values())
+    winners = [c for c, n in votes.items() if n == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
 
 
 def _flat_config(rec: RunRecord) -> dict[str, Any] | None:
