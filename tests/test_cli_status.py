@@ -256,6 +256,60 @@ def test_an_unreadable_multirun_yaml_is_named_and_the_runs_found_shown(
     assert row(captured.out.splitlines(), "karate/node_cls", "gcn")["ok"] == "1"
 
 
+def test_a_multirun_yaml_naming_an_option_that_is_not_there_is_named_and_the_runs_shown(
+    spec, tmp_path, capsys
+):
+    # a mistyped extend (model=gcn,gcnn) fails before training, but Hydra has already
+    # rewritten multirun.yaml with it
+    sweep = tmp_path / "sweep"
+    write(sweep, spec(0).run_dir_name, ok_record(spec(0)))
+    task = [*TINY, "model=gcn,gcnn", "resume=true"]
+    (sweep / "multirun.yaml").write_text(json.dumps({"hydra": {"overrides": {"task": task}}}))
+    assert main(["status", str(sweep)]) == 0
+    captured = capsys.readouterr()
+    [warning] = captured.err.splitlines()
+    assert warning.startswith(f"warning: {sweep / 'multirun.yaml'}")
+    assert "'model/gcnn'" in warning and "gcn, gcn_lpa" in warning
+    assert row(captured.out.splitlines(), "karate/node_cls", "gcn")["ok"] == "1"
+
+
+# ------------------------------------------------------------ the sweep's folder
+def test_a_sweep_not_launched_yet_is_dry_run_from_its_overrides(tmp_path, capsys):
+    sweep = tmp_path / "not yet"
+    lines = status(capsys, sweep, *TINY, "seed=0,1")
+    assert any("2 runs, 0 already done, 2 to run" in line for line in lines)
+    assert row(lines, "karate/node_cls", "gcn")["missing"] == "2"
+    assert command_of(lines)[-1] == f"hydra.sweep.dir={sweep}"
+    assert not sweep.exists()  # a dry run creates nothing
+
+
+def test_a_missing_folder_without_overrides_says_how_to_dry_run(tmp_path, capsys):
+    sweep = tmp_path / "typo"
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", str(sweep)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert f"{str(sweep)!r} does not exist" in err
+    assert f"python -m graphnetz status {sweep} OVERRIDES" in err
+
+
+def test_a_file_for_the_folder_is_refused_as_a_file(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", str(tmp_path / "f"), *TINY])
+    assert exit_.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_the_help_is_plain_text_with_an_example_per_line(capsys):
+    with pytest.raises(SystemExit):
+        main(["status", "--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out
+    assert "python -m graphnetz status SWEEP_DIR [OVERRIDES ...]: where a sweep stands" in out
+    examples = [line for line in out.splitlines() if line.startswith("  python -m graphnetz")]
+    assert len(examples) == 2
+
+
 def test_status_without_a_folder_asks_for_the_folder_only(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["status"])

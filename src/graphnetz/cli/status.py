@@ -15,7 +15,10 @@ task, model and seed; ``resume=true`` runs it again, and the dry run says so.
 
 The runs the sweep should have come from the overrides given, as one would give them to
 ``python train.py -m``, or, without any, from the ``multirun.yaml`` Hydra wrote into the
-sweep directory at its last launch. They are expanded with Hydra's own sweep parser and
+sweep directory at its last launch (one that cannot be read, or that names an option that
+does not exist, as a mistyped launch that failed before training leaves it, is named in a
+warning and the runs found are shown). A directory that does not exist is a sweep not
+launched yet: with overrides, every run is to do. They are expanded with Hydra's own sweep parser and
 resolved to identities without loading data or training; the dry run prints the command
 that resumes the sweep in place and lists each run it would launch (a run whose config
 cannot be resolved as ``will fail``) and the ones already done.
@@ -241,6 +244,8 @@ def render(
     expected = expected_runs(launch[0]) if launch is not None else []
     runs = merge(found, [state for state, _ in expected])
     lines = [f"sweep {sweep}: {len(runs)} runs"]
+    if not sweep.exists():
+        lines.append("(not launched yet: the folder does not exist, its first launch makes it)")
     if launch is None:
         lines.append(f"({unknown}: missing runs are not known)")
     lines += ["", *cell_table(runs, with_missing=launch is not None)]
@@ -335,7 +340,17 @@ def dry_run(
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m graphnetz status",
-        description=__doc__.split("\n\n")[0].strip("`"),
+        description=__doc__.split("\n\n")[0].replace("``", ""),
+        epilog=(
+            "examples:\n"
+            "  python -m graphnetz status outputs/multirun/s            # the last launch's "
+            "overrides\n"
+            "  python -m graphnetz status outputs/multirun/s model=gcn,gat dataset=cora "
+            "seed='range(10)'   # dry run of these\n\n"
+            "a sweep not launched yet (no folder) is dry-run from the overrides given; "
+            "see docs/sweeps.md"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("sweep", metavar="SWEEP_DIR", help="a sweep's hydra.sweep.dir")
     overrides = parser.add_argument(
@@ -348,22 +363,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def brief(err: Exception) -> str:
+    """An override error in one line: its type, its first line and, for a missing config
+    group option, the group's options (Hydra lists them one per line, then its search
+    path)."""
+    lines = str(err).splitlines()
+    text = f"{type(err).__name__}: {lines[0] if lines else ''}"
+    for i, line in enumerate(lines):
+        if line.startswith("Available options in "):
+            options = []
+            for option in lines[i + 1 :]:
+                if not option.startswith(("\t", " ")):
+                    break
+                options.append(option.strip())
+            text += f"; {line[0].lower()}{line[1:]} {', '.join(options)}"
+            break
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     sweep = Path(args.sweep)
-    if not sweep.is_dir():
-        what = "is a file, not a folder" if sweep.exists() else "does not exist"
-        parser.exit(2, f"error: sweep directory {str(sweep)!r} {what}\n")
+    given = [o for o in args.overrides if o not in ("-m", "--multirun")]
+    if sweep.exists() and not sweep.is_dir():
+        parser.exit(2, f"error: sweep directory {str(sweep)!r} is a file, not a folder\n")
+    if not sweep.exists() and not given:  # with overrides: the dry run of a sweep to come
+        parser.exit(
+            2,
+            f"error: sweep directory {str(sweep)!r} does not exist (its first launch, "
+            f"python train.py -m ... hydra.sweep.dir={shlex.quote(str(sweep))}, creates it); "
+            "to dry-run a sweep not launched yet, give its overrides: "
+            f"python -m graphnetz status {shlex.quote(str(sweep))} OVERRIDES ...\n",
+        )
+    saved = sweep / "multirun.yaml"
     unknown = "no overrides and no multirun.yaml"
     try:
         launch = sweep_overrides(sweep, args.overrides)
     except SweepFileError as err:
         print(f"warning: {err}; showing the runs found", file=sys.stderr)
-        launch, unknown = None, f"no overrides and {sweep / 'multirun.yaml'} unreadable"
+        launch, unknown = None, f"no overrides and {saved} unreadable"
     try:
         text = render(sweep, launch, unknown)
     except (HydraException, OmegaConfBaseException) as err:  # a bad override: say which
-        parser.exit(2, f"error: {type(err).__name__}: {err}\n")
+        if given:
+            parser.exit(2, f"error: {brief(err)}\n")
+        # a launch that failed before training (a mistyped option) still rewrote it
+        print(
+            f"warning: {saved} asks for a run that cannot be composed ({brief(err)}); "
+            "showing the runs found (give the sweep's overrides for its dry run)",
+            file=sys.stderr,
+        )
+        text = render(sweep, None, f"no overrides and {saved} cannot be composed")
     print(text)
     return 0
