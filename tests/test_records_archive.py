@@ -203,3 +203,17 @@ def test_two_sweeps_that_would_share_one_archive_are_refused(tmp_path, monkeypat
     assert exit_.value.code == 2
     assert f"{first} and {second} would both go to results/s" in err
     assert not (tmp_path / "results").exists()
+
+
+def test_the_help_prints_one_example_per_line_without_markup(capsys):
+    with pytest.raises(SystemExit):
+        graphnetz_main(["records", "--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and ":mod:" not in out
+    examples = [line for line in out.splitlines() if line.startswith("    python -m graphnetz")]
+    assert [e.split("#")[0].split()[4:] for e in examples] == [
+        ["save", "outputs/multirun/repro_ml_real"],
+        ["save", "outputs/multirun/a", "outputs/multirun/b"],
+        ["restore", "results/repro_ml_real"],
+        ["restore", "--all"],
+    ]

@@ -14,6 +14,7 @@ report or a reproduction script reads them as if the sweep had just run. See
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from graphnetz.run_record import RECORD_NAME
@@ -61,8 +62,17 @@ def _wrong_source(action: str, source: Path) -> str | None:
     return None
 
 
+def plain(doc: str) -> str:
+    """A reStructuredText docstring as --help prints it: ``code`` and :mod:`name` bare."""
+    return re.sub(r":\w+:`([^`]+)`", r"\1", doc).replace("``", "")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graphnetz records", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m graphnetz records",
+        description=plain(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # an example per line
+    )
     sub = parser.add_subparsers(dest="action", required=True)
     save = sub.add_parser("save", help="archive sweep folders' finished records")
     save.add_argument("sweeps", type=Path, nargs="+", metavar="sweep")
