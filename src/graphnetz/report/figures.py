@@ -29,6 +29,15 @@ FORMATS = ("png", "pdf")
 BEST_COLOR, OTHER_COLOR, OVERLAP_COLOR = "#1f4e99", "#7f7f7f", "#6a9fd8"
 
 
+class PlainLogFormatter(matplotlib.ticker.LogFormatter):
+    """Log-axis tick labels as plain numbers (0.01, 1, 100), on the ticks matplotlib's own
+    log formatter labels. Its default writes mathtext (``$\\mathdefault{10^{0}}$``), which
+    the figures print literally: they are drawn with ``text.parse_math`` off."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
 def _save(fig, directory: Path, name: str) -> list[Path]:
     box = tight_bbox(fig)
     paths = [save_figure(fig, directory / f"{name}.{ext}", box) for ext in FORMATS]
@@ -219,6 +228,8 @@ def seed_advisor(pw: pd.DataFrame, alpha: float, power: float = 0.8) -> plt.Figu
                 color=line.get_color(),
             )
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(PlainLogFormatter())
+        ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_xlabel("number of seeds S")
         ax.set_ylabel("minimal detectable difference")
