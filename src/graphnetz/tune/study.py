@@ -2,9 +2,10 @@
 
 Each trial trains the point once per inner seed (``run_experiment``, records on disk under
 ``<out>/<study>/trials/<point>/s<seed>``) and scores it by the mean of the runs'
-**validation** primary metric (``RunRecord.validation_value``); test metrics are never
-read. A trial with a run that is not ``ok`` (failed, diverged) fails in the study, so the
-search goes on without it.
+**validation** primary metric (``RunRecord.validation_value``), named as the runs name it
+(``RunRecord.primary_metric``: ``mrr`` for knowledge graphs, not the task's ``auc``); test
+metrics are never read. A trial with a run that is not ``ok`` (failed, diverged) fails in
+the study, so the search goes on without it.
 
 Persistent and resumable: the study lives in an Optuna journal file
 (``<out>/<study>/study.journal``). A killed search, rerun with the same command, first
@@ -95,6 +96,16 @@ class TuneResult:
         }
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """A trial's outcome: the mean validation score and the metric the runs name, or why
+    there is none."""
+
+    value: float | None = None
+    metric: str | None = None
+    why: str = ""
+
+
 def compose_run(overrides: Sequence[str]) -> DictConfig:
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         return compose("config", overrides=list(overrides))
@@ -183,15 +194,16 @@ class Search:
         if unfit is not None:  # every trial would be skipped
             raise TuneError(f"nothing to tune: {unfit}")
         self.base_values = base_values(self.overrides, cfg)
-        self.direction, self.metric = spec.task_cls.direction, spec.task_cls.primary_metric
+        # the metric is the runs' own (records): the task class's may be refined by the data
+        self.direction = spec.task_cls.direction
         self.for_run = {"dataset": spec.dataset, "task_type": spec.task_type, "model": spec.model}
         self.name = f"{spec.dataset}_{spec.task_type}_{spec.model}"
         self.dir = Path(out_dir) / self.name
         self.storage_path = self.dir / JOURNAL_NAME
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, point: dict[str, Any]) -> tuple[float | None, str]:
-        """Train ``point`` once per inner seed; (mean validation score, "") or (None, why)."""
+    def evaluate(self, point: dict[str, Any]) -> Evaluation:
+        """Train ``point`` once per inner seed (finished runs are reused)."""
         records = []
         for seed in self.inner_seeds:
             cfg = compose_run(
@@ -199,10 +211,18 @@ class Search:
             )
             record = run_experiment(cfg, self.dir / "trials" / point_key(point) / f"s{seed}")
             if record.status != "ok":
-                return None, f"seed {seed}: {record.status} ({record.reason})"
+                return Evaluation(why=f"seed {seed}: {record.status} ({record.reason})")
             records.append(record)
+        metrics = sorted({str(r.primary_metric) for r in records})
+        if len(metrics) != 1:
+            raise TuneError(
+                f"the runs of {self.name} at {point} report different primary metrics "
+                f"{metrics}; a score averages one metric"
+            )
         score = validation_score(records)
-        return score, "" if score is not None else "a validation score is missing or not finite"
+        if score is None:
+            return Evaluation(why="a validation score is missing or not finite")
+        return Evaluation(value=score, metric=metrics[0])
 
     # ------------------------------------------------------------------ the study
     def _study(self) -> optuna.Study:
@@ -233,15 +253,32 @@ class Search:
         return study
 
     def _finish(self, study: optuna.Study, number: int, point: dict[str, Any]) -> None:
-        value, why = self.evaluate(point)
-        if value is None:
-            log.warning("tune %s trial %d failed: %s", self.name, number, why)
+        outcome = self.evaluate(point)
+        if outcome.value is None:
+            log.warning("tune %s trial %d failed: %s", self.name, number, outcome.why)
             study.tell(number, state=TrialState.FAIL)
-        else:
-            log.info(
-                "tune %s trial %d: val %s = %.4f  %s", self.name, number, self.metric, value, point
+            return
+        self._check_metric(study, str(outcome.metric), number)
+        log.info(
+            "tune %s trial %d: val %s = %.4f  %s",
+            self.name,
+            number,
+            outcome.metric,
+            outcome.value,
+            point,
+        )
+        study.tell(number, outcome.value)
+
+    def _check_metric(self, study: optuna.Study, metric: str, number: int) -> None:
+        """Every scored trial of a study is on one metric, the one the study records."""
+        known = study.user_attrs.get("metric")
+        if known is None:
+            study.set_user_attr("metric", metric)
+        elif known != metric:
+            raise TuneError(
+                f"trial {number} of {self.name} scored val {metric}, the study's earlier "
+                f"trials val {known}; a study compares one metric"
             )
-            study.tell(number, value)
 
     def run(self) -> TuneResult:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -271,18 +308,19 @@ class Search:
 
     def _result(self, study: optuna.Study) -> TuneResult:
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        failed = study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
         if not complete:
             raise TuneError(f"no trial of {self.name} succeeded (see the runs in {self.dir})")
         sign = -1 if self.direction == "max" else 1
         best = min(complete, key=lambda t: (sign * t.value, t.number))
-        failed = study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+        params = {k: best.params[k] for k in self.space.params}
         return TuneResult(
             study=self.name,
             storage=str(self.storage_path.resolve()),
             space=self.space.name,
-            params={k: best.params[k] for k in self.space.params},
+            params=params,
             value=float(best.value),
-            metric=self.metric,
+            metric=self._metric(study, params, best.number),
             direction=self.direction,
             inner_seeds=self.inner_seeds,
             budget=max(self.budget, _done(study)),  # selected among every finished trial
@@ -294,6 +332,17 @@ class Search:
             sampler_seed=self.space.sampler_seed,
             n_startup_trials=self.space.n_startup_trials,
         )
+
+    def _metric(self, study: optuna.Study, best: dict[str, Any], number: int) -> str:
+        """The metric the trials were scored on; a study begun before it was recorded reads
+        it from the best trial's runs (finished: reused, not trained again)."""
+        metric = study.user_attrs.get("metric")
+        if metric is None:
+            metric = self.evaluate(best).metric
+            if metric is None:
+                raise TuneError(f"the runs of trial {number} of {self.name} have no score")
+            self._check_metric(study, metric, number)
+        return str(metric)
 
 
 def _done(study: optuna.Study) -> int:
