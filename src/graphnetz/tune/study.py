@@ -4,8 +4,13 @@ Each trial trains the point once per inner seed (``run_experiment``, records on 
 ``<out>/<study>/trials/<point>/s<seed>``) and scores it by the mean of the runs'
 **validation** primary metric (``RunRecord.validation_value``), named as the runs name it
 (``RunRecord.primary_metric``: ``mrr`` for knowledge graphs, not the task's ``auc``); test
-metrics are never read. A trial with a run that is not ``ok`` (failed, diverged) fails in
-the study, so the search goes on without it.
+metrics are never read.
+
+A trial whose runs diverged or give no finite score fails in the study and counts against
+the budget: the point is bad. A trial whose run failed with an error (``failed``: data
+missing, out of memory) says nothing about the point: it is retried at the same point, up
+to :data:`ERROR_ATTEMPTS` times, and is then left unfinished, the search stopping with the
+run's error; rerun the same command once the cause is fixed.
 
 Persistent and resumable: the study lives in an Optuna journal file
 (``<out>/<study>/study.journal``). A killed search, rerun with the same command, first
@@ -45,6 +50,8 @@ from graphnetz.tune.space import SearchSpace, SpaceError
 log = logging.getLogger("graphnetz")
 JOURNAL_NAME = "study.journal"
 OPTUNA_DIRECTIONS = {"max": "maximize", "min": "minimize"}
+#: attempts at a trial whose run fails with an error before the search stops
+ERROR_ATTEMPTS = 3
 
 
 class TuneError(ValueError):
@@ -99,11 +106,12 @@ class TuneResult:
 @dataclass(frozen=True)
 class Evaluation:
     """A trial's outcome: the mean validation score and the metric the runs name, or why
-    there is none."""
+    there is none; ``error``: a run failed with an error, which says nothing of the point."""
 
     value: float | None = None
     metric: str | None = None
     why: str = ""
+    error: bool = False
 
 
 def compose_run(overrides: Sequence[str]) -> DictConfig:
@@ -210,6 +218,9 @@ class Search:
                 [*self.overrides, *point_overrides(point), f"seed={seed}", "resume=true"]
             )
             record = run_experiment(cfg, self.dir / "trials" / point_key(point) / f"s{seed}")
+            if record.status == "failed":
+                where = f" (run {record.run_dir})" if record.run_dir else ""
+                return Evaluation(why=f"seed {seed}: {record.reason}{where}", error=True)
             if record.status != "ok":
                 return Evaluation(why=f"seed {seed}: {record.status} ({record.reason})")
             records.append(record)
@@ -253,7 +264,29 @@ class Search:
         return study
 
     def _finish(self, study: optuna.Study, number: int, point: dict[str, Any]) -> None:
-        outcome = self.evaluate(point)
+        """Evaluate trial ``number`` at ``point`` and tell the study; a run that fails with
+        an error is retried, and after :data:`ERROR_ATTEMPTS` the trial is left unfinished
+        (a rerun retries it at the same point, outside the budget) and the search stops."""
+        for attempt in range(1, ERROR_ATTEMPTS + 1):
+            outcome = self.evaluate(point)
+            if not outcome.error:
+                break
+            log.warning(
+                "tune %s trial %d: a run failed with an error (attempt %d of %d): %s",
+                self.name,
+                number,
+                attempt,
+                ERROR_ATTEMPTS,
+                outcome.why,
+            )
+        else:
+            raise TuneError(
+                f"trial {number} of {self.name} at {point} failed {ERROR_ATTEMPTS} times in "
+                f"a row with an error: {outcome.why}. Fix the cause and rerun the same "
+                "command: the trial is retried at the same point, and runs that failed with "
+                "an error do not count against the budget (if only this point fails, out of "
+                "memory at the largest width, narrow the space: a new study)"
+            )
         if outcome.value is None:
             log.warning("tune %s trial %d failed: %s", self.name, number, outcome.why)
             study.tell(number, state=TrialState.FAIL)
@@ -291,8 +324,8 @@ class Search:
     def _run(self) -> TuneResult:
         study = self._study()
         for cut in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            if set(cut.params) == set(self.space.params):  # cut off: finish it
-                log.info("tune %s: finishing trial %d, cut off earlier", self.name, cut.number)
+            if set(cut.params) == set(self.space.params):  # cut off or errored: finish it
+                log.info("tune %s: finishing trial %d, left unfinished", self.name, cut.number)
                 self._finish(study, cut.number, dict(cut.params))
             else:
                 study.tell(cut.number, state=TrialState.FAIL)
@@ -310,7 +343,10 @@ class Search:
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         failed = study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
         if not complete:
-            raise TuneError(f"no trial of {self.name} succeeded (see the runs in {self.dir})")
+            raise TuneError(
+                f"no trial of {self.name} succeeded ({len(failed)} failed: see the runs in "
+                f"{self.dir}; once their cause is fixed, start over in another --out)"
+            )
         sign = -1 if self.direction == "max" else 1
         best = min(complete, key=lambda t: (sign * t.value, t.number))
         params = {k: best.params[k] for k in self.space.params}
