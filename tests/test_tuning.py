@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -257,7 +258,7 @@ def test_a_rerun_with_a_smaller_budget_records_every_trial_it_chose_from(tmp_pat
     again = Search([*BASE, f"paths.data_dir={data_dir_module}"], SPACE, tmp_path / "out", budget=1)
     assert again.run().budget == 2
     reseeded = dataclasses.replace(SPACE, sampler_seed=8)
-    with pytest.raises(TuneError, match="sampler settings differ"):
+    with pytest.raises(TuneError, match="sampler_seed differ"):
         Search([*BASE, f"paths.data_dir={data_dir_module}"], reseeded, tmp_path / "out").run()
 
 
@@ -294,3 +295,38 @@ def test_the_tune_command_refuses_another_studys_file_before_training(tmp_path, 
     assert main(argv) == 2
     assert "holds the point of another study" in capsys.readouterr().err
     assert not (tmp_path / "other" / clean.study / "trials").exists()  # nothing trained
+
+
+# ---------------------------------------------------------------- a resumed study
+def clean_out(clean) -> Path:
+    return Path(clean.storage).parent.parent
+
+
+def test_a_rerun_on_another_base_config_is_refused_naming_the_change(clean, data_dir_module):
+    """An edited conf/ file, another experiment or an override that changes a result all
+    change the base config the trials trained; an override does it here."""
+    changed = [*BASE, f"paths.data_dir={data_dir_module}", "model.num_layers=3"]
+    with pytest.raises(TuneError, match=r"base config differs \(model.num_layers: 2 -> 3\)"):
+        Search(changed, SPACE, clean_out(clean)).run()
+
+
+def test_a_rerun_with_another_space_is_refused(clean, data_dir_module):
+    widths = {"type": "categorical", "choices": [8, 16, 64]}
+    other = dataclasses.replace(SPACE, params={**SPACE.params, "model.hidden_channels": widths})
+    with pytest.raises(TuneError, match="space differ"):
+        Search([*BASE, f"paths.data_dir={data_dir_module}"], other, clean_out(clean)).run()
+
+
+def test_a_rerun_with_other_paths_and_threads_is_the_same_search(tmp_path, monkeypatch, clean):
+    """Settings that change no result (a new data folder or mirror, threads) may differ."""
+    trained = []
+    monkeypatch.setattr(run_module, "train_and_evaluate", lambda s, *a, **k: trained.append(s))
+    neutral = [o for o in BASE if not o.startswith("num_threads")]
+    neutral += ["num_threads=2", f"paths.data_dir={tmp_path}", f"paths.data_mirror={tmp_path}"]
+    got = Search(neutral, SPACE, clean_out(clean)).run()
+    assert (got.params, got.value, got.metric, trained) == (
+        clean.params,
+        clean.value,
+        "accuracy",
+        [],
+    )

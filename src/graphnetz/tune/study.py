@@ -17,16 +17,19 @@ Persistent and resumable: the study lives in an Optuna journal file
 finishes the trials it had started (their finished inner runs are reused, the cut-off one
 continues from its checkpoint), then asks for new ones until ``budget`` trials are done.
 Each new trial's sampler is seeded with ``sampler_seed + trial number``, so a resumed
-search proposes the same points as an uninterrupted one.
+search proposes the same points as an uninterrupted one. The study records its search
+(space, inner seeds, sampler settings, and the base run's result-bearing config): a rerun
+that would search something else is refused.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,12 +39,13 @@ from filelock import FileLock, Timeout
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from graphnetz.config_dir import CONF_DIR
-from graphnetz.run_identity import RESULT_NEUTRAL_KEYS, TRAINER_NEUTRAL_KEYS
+from graphnetz.run_identity import RESULT_NEUTRAL_KEYS, TRAINER_NEUTRAL_KEYS, result_config
 from graphnetz.training.build import incompatibility
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.run import run_experiment
@@ -52,6 +56,8 @@ JOURNAL_NAME = "study.journal"
 OPTUNA_DIRECTIONS = {"max": "maximize", "min": "minimize"}
 #: attempts at a trial whose run fails with an error before the search stops
 ERROR_ATTEMPTS = 3
+#: the search settings a resumed study must share, besides the base config
+SEARCH_KEYS = ("space", "inner_seeds", "sampler_seed", "n_startup_trials")
 
 
 class TuneError(ValueError):
@@ -147,19 +153,63 @@ def check_base_overrides(overrides: Sequence[str], space: SearchSpace) -> None:
 
 def base_values(overrides: Sequence[str], cfg: DictConfig) -> dict[str, Any]:
     """The plain values the search's overrides set (``trainer.max_epochs=3``: 3), as
-    composed: a tuned run must train with the same ones. Group choices (``dataset=cora``)
-    are left to the tuned point's ``for``; settings that do not change a result (threads,
-    paths, resuming: ``run_identity``) are not recorded."""
+    composed: a tuned run must train with the same ones. Group choices (``dataset=cora``,
+    ``experiment=...``) are left to the tuned point's ``for``; settings that do not change
+    a result (threads, paths, resuming: ``run_identity``) are not recorded."""
     values = {}
+    absent = object()  # a group choice such as experiment=... is no key of the config
+    # (a deleted key, ~task.patience, is recorded as null: a tuned run must lack it too)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.get_key_element().lstrip("+~")
-        value = OmegaConf.select(cfg, key, default=None)
+        value = OmegaConf.select(cfg, key, default=absent)
         top, _, rest = key.partition(".")
         neutral = top in RESULT_NEUTRAL_KEYS or (top == "trainer" and rest in TRAINER_NEUTRAL_KEYS)
         if neutral or isinstance(value, DictConfig | ListConfig):
             continue
-        values[key] = value
+        if value is absent and not override.is_delete():
+            continue
+        values[key] = None if value is absent else value
     return values
+
+
+def base_config(cfg: DictConfig, searched: Sequence[str]) -> dict[str, Any]:
+    """The base run's result-bearing config as ``{dotted key: value}``: what every trial
+    trains besides its point. The searched keys are set to null before resolving (a value
+    interpolated from one, ``task.optimizer.lr: ${..lr}``, does not pin its default) and
+    left out, as are the seed and a ``tuning`` block."""
+    nulled = copy.deepcopy(cfg)
+    for key in searched:
+        OmegaConf.update(nulled, key, None, merge=False)
+    try:
+        resolved = OmegaConf.to_container(nulled, resolve=True)
+    except OmegaConfBaseException:  # an interpolation that needs a value: the defaults
+        resolved = OmegaConf.to_container(cfg, resolve=True)
+    config = result_config(resolved)
+    flat = {k: v for k, v in _flat(config).items() if k not in searched}
+    return {k: v for k, v in flat.items() if k != "seed" and k.split(".")[0] != "tuning"}
+
+
+def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(node, Mapping) or not node:
+        return {prefix: node}
+    flat: dict[str, Any] = {}
+    for key, value in node.items():
+        flat.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def config_digest(config: Mapping[str, Any]) -> str:
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def config_changes(before: Mapping[str, Any], now: Mapping[str, Any], shown: int = 5) -> str:
+    """``key: old -> new`` for the keys that differ (the first ``shown`` of them)."""
+    keys = sorted(k for k in {*before, *now} if before.get(k, "<absent>") != now.get(k, "<absent>"))
+    text = "; ".join(
+        f"{k}: {before.get(k, '<absent>')!r} -> {now.get(k, '<absent>')!r}" for k in keys[:shown]
+    )
+    return text + (f"; and {len(keys) - shown} more" if len(keys) > shown else "")
 
 
 def validation_score(records: Sequence[Any]) -> float | None:
@@ -202,6 +252,7 @@ class Search:
         if unfit is not None:  # every trial would be skipped
             raise TuneError(f"nothing to tune: {unfit}")
         self.base_values = base_values(self.overrides, cfg)
+        self.base_config = base_config(cfg, list(space.params))
         # the metric is the runs' own (records): the task class's may be refined by the data
         self.direction = spec.task_cls.direction
         self.for_run = {"dataset": spec.dataset, "task_type": spec.task_type, "model": spec.model}
@@ -250,18 +301,39 @@ class Search:
         asked["overrides"] = sorted(self.overrides)
         asked["sampler_seed"] = self.space.sampler_seed
         asked["n_startup_trials"] = self.space.n_startup_trials
-        asked = json.loads(json.dumps(asked))
+        asked["config"] = self.base_config
+        asked["config_digest"] = config_digest(self.base_config)
+        asked = json.loads(json.dumps(asked, default=str))
         known = study.user_attrs.get("search")
         if known is None:
             study.set_user_attr("search", asked)
-        # a study begun before the sampler settings were recorded is compared without them
-        elif {k: v for k, v in asked.items() if k in known} != known:
-            raise TuneError(
-                f"{self.storage_path} holds another search of {self.name} (space, inner "
-                f"seeds, overrides or sampler settings differ: {known}); choose another "
-                "output folder"
-            )
+        else:
+            self._check_same_search(known, asked)
+            if "config_digest" not in known:  # begun before the config was recorded
+                study.set_user_attr("search", {**known, **asked})
         return study
+
+    def _check_same_search(self, known: dict[str, Any], asked: dict[str, Any]) -> None:
+        """Refuse to add trials to a study of another search. Its base config is compared
+        (conf/ files, group and experiment choices, overrides that change a result), not
+        the override strings: a new data mirror or thread count is the same search."""
+        where = f"{self.storage_path} holds another search of {self.name}"
+        if "config_digest" in known and known["config_digest"] != asked["config_digest"]:
+            changes = config_changes(known.get("config") or {}, asked["config"]) or "digest"
+            raise TuneError(
+                f"{where}: its base config differs ({changes}); rerun with the config it "
+                "searched, or choose another output folder"
+            )
+        # a study begun before the config (or the sampler settings) was recorded is
+        # compared by its override strings (and without them)
+        keys = [*SEARCH_KEYS, *(["overrides"] if "config_digest" not in known else [])]
+        differ = [k for k in keys if k in known and known[k] != asked[k]]
+        if differ:
+            earlier = {k: known[k] for k in differ}
+            raise TuneError(
+                f"{where}: {', '.join(differ)} differ (the study has {earlier}); choose "
+                "another output folder"
+            )
 
     def _finish(self, study: optuna.Study, number: int, point: dict[str, Any]) -> None:
         """Evaluate trial ``number`` at ``point`` and tell the study; a run that fails with
