@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,34 @@ def test_a_rerun_with_other_paths_and_threads_is_the_same_search(tmp_path, monke
         "accuracy",
         [],
     )
+
+
+# ---------------------------------------------------------------- malformed space files
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("params:\n  task.lr: {type: float, low: 1\n", "ParserError"),
+        ("params:\n  task.lr:\n    type: float\n    low: ${nope}\n    high: 1\n", "'nope'"),
+        ("params:\n  a: {type: int, low: 1, high: 2}\n  a: {type: int, low: 1, high: 3}\n", "dup"),
+    ],
+)
+def test_an_unreadable_space_file_is_refused_naming_the_file(tmp_path, text, message):
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    expected = f"{re.escape(str(path))} cannot be read: .*{message}.*a space file is"
+    with pytest.raises(SpaceError, match=expected):
+        load_space(str(path))
+
+
+def test_a_categorical_choice_must_be_one_value(tmp_path, capsys):
+    path = tmp_path / "pairs.yaml"
+    path.write_text(
+        "params:\n  model.hidden_channels: {type: categorical, choices: [[8, 16], 32]}\n"
+    )
+    with pytest.raises(SpaceError, match=r"choice \[8, 16\] is not a single value; a choice is"):
+        load_space(str(path))
+    from graphnetz.tune.__main__ import main
+
+    assert main(["--space", str(path), "--out", str(tmp_path), *BASE]) == 2
+    err = capsys.readouterr().err
+    assert "is not a single value" in err and "Traceback" not in err

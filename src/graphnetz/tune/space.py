@@ -12,12 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from graphnetz.config_dir import CONF_DIR
 
 SPACE_DIR = CONF_DIR / "hparams_search"
 TYPES = ("float", "int", "categorical")
+#: what a categorical choice may be (what Optuna stores and compares)
+CHOICE_TYPES = (str, int, float, bool, type(None))
 
 
 class SpaceError(ValueError):
@@ -59,7 +63,16 @@ def load_space(name_or_path: str) -> SearchSpace:
             f"search space {name_or_path!r} not found; available: {available_spaces()} "
             "(or give the path of a YAML file)"
         )
-    raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    try:
+        raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except (yaml.YAMLError, OmegaConfBaseException, UnicodeDecodeError) as err:
+        reason = " ".join(str(err).split())  # YAML's messages span lines
+        raise SpaceError(
+            f"search space {path} cannot be read: {type(err).__name__}: {reason}; a space "
+            "file is a YAML mapping with 'params' (config path -> {type: float|int|"
+            "categorical, ...}) and optional budget, inner_seeds, sampler_seed, "
+            "n_startup_trials (docs/tuning.md)"
+        ) from None
     return parse_space(path.stem, raw)
 
 
@@ -109,7 +122,15 @@ def _checked(name: str, key: str, dist: Any) -> dict[str, Any]:
         choices = dist.get("choices")
         if not isinstance(choices, list) or not choices:
             raise SpaceError(f"{where}: categorical needs a non-empty list 'choices'")
+        bad = [c for c in choices if not isinstance(c, CHOICE_TYPES)]
+        if bad:
+            raise SpaceError(
+                f"{where}: choice {bad[0]!r} is not a single value; a choice is a string, "
+                "number, boolean or null (a list or mapping cannot be one)"
+            )
         return dist
+    if not isinstance(dist.get("log", False), bool):
+        raise SpaceError(f"{where}: log must be true or false, got {dist['log']!r}")
     low, high = dist.get("low"), dist.get("high")
     number = int if dist["type"] == "int" else (int, float)
     if not all(isinstance(v, number) and not isinstance(v, bool) for v in (low, high)):
