@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from graphnetz.training import run as run_module
 from graphnetz.training.resolve import ConfigError, resolve_run
 from graphnetz.training.run import run_experiment
 from graphnetz.tune import study as study_module
-from graphnetz.tune.selected import write_tuned_config
+from graphnetz.tune.selected import reused_seeds_warning, seed_sweep_command, write_tuned_config
 from graphnetz.tune.space import SpaceError, load_space, parse_space
 from graphnetz.tune.study import Search, TuneError
 
@@ -362,3 +363,41 @@ def test_a_categorical_choice_must_be_one_value(tmp_path, capsys):
     assert main(["--space", str(path), "--out", str(tmp_path), *BASE]) == 2
     err = capsys.readouterr().err
     assert "is not a single value" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- the suggested seed sweep
+def test_the_seed_sweep_command_quotes_each_override_and_adds_the_search_path(tmp_path, clean):
+    odd = dataclasses.replace(clean, base_overrides=(*BASE, f"paths.data_dir={tmp_path}/a b"))
+    words = shlex.split(seed_sweep_command(odd, tmp_path / "root"))
+    assert words == [
+        "python",
+        "train.py",
+        "-m",
+        "+tuned=karate_node_cls_gcn",
+        *BASE,
+        f"paths.data_dir={tmp_path}/a b",
+        f"hydra.searchpath=[file://{tmp_path / 'root'}]",
+        "seed=range(10)",
+    ]
+    plain = seed_sweep_command(clean)  # the checkout's conf/: no search path
+    assert "hydra.searchpath" not in plain and plain.endswith(" 'seed=range(10)'")
+
+
+def test_inner_seeds_among_the_sweeps_seeds_are_warned_about(tmp_path, capsys, data_dir_module):
+    assert reused_seeds_warning([100, 101, 102]) is None
+    assert "inner seeds [0, 9]" in reused_seeds_warning([0, 9, 10])
+    from graphnetz.tune.__main__ import main
+
+    root, out = tmp_path / "root", tmp_path / "out"
+    argv = ["--out", str(out), "--config-root", str(root), "--budget", "1", "--inner-seeds", "0"]
+    assert main([*argv, *BASE, f"paths.data_dir={data_dir_module}"]) == 0
+    printed = capsys.readouterr()
+    assert printed.err.count("warning: inner seeds [0] are also seeds of the suggested") == 2
+    command = printed.out.split("seed sweep: ")[1].strip()
+    words = shlex.split(command)
+    assert words[:4] == ["python", "train.py", "-m", "+tuned=karate_node_cls_gcn"]
+    assert words[-1] == "seed=range(10)"
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):  # the command composes
+        cfg = compose("config", overrides=[*words[3:-1], "seed=0"])
+    assert resolve_run(cfg).config["tuning"]["study"] == "karate_node_cls_gcn"
+    assert f"# Use: {command}" in (root / "tuned" / "karate_node_cls_gcn.yaml").read_text()

@@ -13,7 +13,12 @@ from graphnetz.cli.quick_exit import exit_after
 from graphnetz.launch import absolute_path
 from graphnetz.training.resolve import ConfigError
 from graphnetz.training.run import quiet_libraries
-from graphnetz.tune.selected import check_tuned_target, write_tuned_config
+from graphnetz.tune.selected import (
+    check_tuned_target,
+    reused_seeds_warning,
+    seed_sweep_command,
+    write_tuned_config,
+)
 from graphnetz.tune.space import SpaceError, available_spaces, load_space
 from graphnetz.tune.study import Search, TuneError
 
@@ -37,8 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default="outputs/tuning", help="where studies and trial runs live")
     parser.add_argument(
         "--config-root",
-        help="write <root>/tuned/<study>.yaml (default: the checkout's conf/; another root "
-        "needs hydra.searchpath=[file://<root>] on the sweep)",
+        help="write <root>/tuned/<study>.yaml (default: the checkout's conf/; for another "
+        "root the printed seed sweep adds hydra.searchpath=[file://<root>])",
     )
     return parser.parse_args(argv)
 
@@ -56,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
             inner_seeds=args.inner_seeds,
         )
         check_tuned_target(search.name, str(search.storage_path.resolve()), args.config_root)
+        warning = reused_seeds_warning(search.inner_seeds)
+        if warning is not None:  # before anything trains: the search may be stopped
+            print(f"warning: {warning}", file=sys.stderr)
         result = search.run()
         path = write_tuned_config(result, args.config_root)
     except (TuneError, SpaceError, ConfigError, HydraException) as err:
@@ -67,9 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         f"budget {result.budget} trials ({result.trials_complete} ok, "
         f"{result.trials_failed} failed); study {result.storage}\n"
         f"  config: {path}\n"
-        f"  seed sweep: python train.py -m +tuned={result.study} {' '.join(result.base_overrides)}"
-        " seed='range(10)'"
+        f"  seed sweep: {seed_sweep_command(result, args.config_root)}"
     )
+    if warning is not None:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 
