@@ -15,7 +15,7 @@ from omegaconf import open_dict
 from graphnetz.cli import train as train_cli
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.report import BenchmarkReport
-from graphnetz.report.tuning import tuning_lines
+from graphnetz.report.tuning import summarize_tuning, tuning_lines, tuning_lines_of
 from graphnetz.run_record import RunRecord
 from graphnetz.training import run as run_module
 from graphnetz.training.resolve import ConfigError, resolve_run
@@ -401,3 +401,16 @@ def test_inner_seeds_among_the_sweeps_seeds_are_warned_about(tmp_path, capsys, d
         cfg = compose("config", overrides=[*words[3:-1], "seed=0"])
     assert resolve_run(cfg).config["tuning"]["study"] == "karate_node_cls_gcn"
     assert f"# Use: {command}" in (root / "tuned" / "karate_node_cls_gcn.yaml").read_text()
+
+
+# ---------------------------------------------------------------- the report
+def test_the_report_keeps_two_studies_of_one_name_apart(clean):
+    here = clean.tuning_block()
+    elsewhere = {**here, "storage": "/elsewhere/study.journal", "value": 0.5}
+    summary = summarize_tuning([here, here, elsewhere, None])
+    runs = [(s["storage"], s["runs"], s["value"]) for s in summary["studies"]]
+    assert runs == [(clean.storage, 2, clean.value), ("/elsewhere/study.journal", 1, 0.5)]
+    lines = tuning_lines_of(summary)
+    assert f"study `karate_node_cls_gcn` in `{clean.storage}` (space" in lines[1]
+    assert "study `karate_node_cls_gcn` in `/elsewhere/study.journal` (space" in lines[2]
+    assert "0.5000 over inner seeds" in lines[2]

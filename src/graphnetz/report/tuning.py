@@ -6,6 +6,8 @@ the report, so both the record reader and the writers can use them.
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,23 +22,28 @@ def tuning_of(record: Any) -> dict[str, Any] | None:
 
 def tuning_summary(records: Iterable[Any]) -> dict[str, Any]:
     """``{"studies": [...], "untuned": n}``: one entry per study the runs were tuned by
-    (study, task, model, runs, budget, trials, metric, value, inner seeds, space), in
-    first-seen order, and the number of runs that were not tuned."""
+    (study, storage, task, model, runs, budget, trials, metric, value, inner seeds, space),
+    in first-seen order, and the number of runs that were not tuned. A study is its name
+    and its storage (two searches of one (task, model) in two output folders are two), and
+    its point as selected on a budget (a study continued on a larger budget may select
+    another)."""
     return summarize_tuning(tuning_of(record) for record in records)
 
 
 def summarize_tuning(blocks: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
     """:func:`tuning_summary` from each run's ``tuning`` block (None: not tuned)."""
-    studies: dict[str, dict[str, Any]] = {}
+    studies: dict[tuple[str, ...], dict[str, Any]] = {}
     untuned = 0
     for tuning in blocks:
         if tuning is None:
             untuned += 1
             continue
+        key = (tuning["study"], tuning.get("storage"), tuning.get("budget"), tuning.get("params"))
         entry = studies.setdefault(
-            tuning["study"],
+            tuple(json.dumps(part, sort_keys=True, default=str) for part in key),
             {
                 "study": tuning["study"],
+                "storage": tuning.get("storage"),
                 "for": dict(tuning.get("for") or {}),
                 "runs": 0,
                 **{k: tuning.get(k) for k in TUNING_FIELDS},
@@ -63,13 +70,18 @@ def tuning_lines_of(summary: Mapping[str, Any] | None) -> list[str]:
     if not studies:
         return []
     lines = ["Tuned runs (`python -m graphnetz.tune`, selected on the validation metric):"]
+    storages: defaultdict[str, set[Any]] = defaultdict(set)
+    for s in studies:
+        storages[s["study"]].add(s.get("storage"))
     for s in studies:
         run = s["for"]
         target = f"{run.get('dataset')}/{run.get('task_type')} {run.get('model')}"
         value = s["value"]
         score = f"{value:.4f}" if isinstance(value, int | float) else "n/a"
+        # a name two studies share (two output folders) is told apart by its storage
+        where = f" in `{s.get('storage')}`" if len(storages[s["study"]]) > 1 else ""
         lines.append(
-            f"- {target}: {s['runs']} run(s) at study `{s['study']}` (space `{s['space']}`, "
+            f"- {target}: {s['runs']} run(s) at study `{s['study']}`{where} (space `{s['space']}`, "
             f"budget {s['budget']} trials, {s['trials_complete']} ok; mean {s['metric']} "
             f"{score} over inner seeds {s['inner_seeds']}): {s['params']}"
         )
