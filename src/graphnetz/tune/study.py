@@ -3,8 +3,10 @@
 Each trial trains the point once per inner seed (``run_experiment``, records on disk under
 ``<out>/<study>/trials/<point>/s<seed>``) and scores it by the mean of the runs'
 **validation** primary metric (``RunRecord.validation_value``), named as the runs name it
-(``RunRecord.primary_metric``: ``mrr`` for knowledge graphs, not the task's ``auc``); test
-metrics are never read.
+(``RunRecord.primary_metric``: ``mrr`` for knowledge graphs, not the task's ``auc``). No
+test score's value is read; only a run's status is, and a run is ``diverged`` when its
+loss or its primary metric on any split, test included, is not finite
+(:mod:`graphnetz.training.divergence`).
 
 A trial whose runs diverged or give no finite score fails in the study and counts against
 the budget: the point is bad. A trial whose run failed with an error (``failed``: data
