@@ -160,14 +160,20 @@ def _task_class(config: dict[str, Any]) -> type[GraphTask]:
 
 def _check_task_keys(task_cls: type[GraphTask], config: dict[str, Any]) -> None:
     """Refuse a ``task.*`` key the task type does not take (set with ``++task.key=...`` in
-    a sweep whose other task types have it), naming the settings it has."""
-    valid = task_settings(task_cls)
+    a sweep whose other task types have it, or misspelt), naming the closest setting it has
+    and all of them."""
+    import difflib
+
+    # the meta keys are settings too, but for ``type``: task=<type> chooses it
+    valid = task_settings(task_cls) | (set(TASK_META_KEYS) - {"type"})
     given = [k for k in config["task"] if k not in TASK_META_KEYS and k != "_target_"]
     foreign = [k for k in given if k not in valid]
     if foreign:
+        close = difflib.get_close_matches(foreign[0], sorted(valid), n=1)
+        hint = f"did you mean task.{close[0]}? " if close else ""
         raise ConfigError(
             f"task.{foreign[0]} does not apply to task type {task_cls.task_type!r} "
-            f"(dataset {config['dataset']['name']!r}); its settings are {sorted(valid)}"
+            f"(dataset {config['dataset']['name']!r}); {hint}its settings are {sorted(valid)}"
         )
 
 
