@@ -59,8 +59,11 @@ def data_dir_module(tmp_path_factory):
     return tmp_path_factory.mktemp("data")
 
 
-def test_the_choice_never_depends_on_test_metrics(tmp_path, monkeypatch, clean, data_dir_module):
-    """Test scores rewritten to oppose validation: the search selects the same point."""
+def test_the_choice_never_depends_on_test_metrics(
+    tmp_path, monkeypatch, clean, data_dir_module, caplog
+):
+    """Test scores rewritten to oppose validation: the search selects the same point, and
+    its log shows the trials' validation scores, never a test score."""
     original = run_module.train_and_evaluate
 
     def poisoned(spec, *args, **kwargs):
@@ -70,8 +73,12 @@ def test_the_choice_never_depends_on_test_metrics(tmp_path, monkeypatch, clean, 
         return outcome
 
     monkeypatch.setattr(run_module, "train_and_evaluate", poisoned)
-    got = search(tmp_path, "poisoned", data_dir_module).run()
+    with caplog.at_level("INFO", logger="graphnetz"):
+        got = search(tmp_path, "poisoned", data_dir_module).run()
     assert (got.params, got.value) == (clean.params, clean.value)
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("val accuracy=" in line for line in logged)
+    assert not any("test accuracy" in line for line in logged)
     trial_records = [RunRecord.read(p) for p in (tmp_path / "poisoned").rglob("result.json")]
     assert len(trial_records) == 2 * SPACE.budget  # every trial, both inner seeds
     assert all(r.test_value() == pytest.approx(1.0 - r.validation_value()) for r in trial_records)

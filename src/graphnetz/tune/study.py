@@ -50,7 +50,7 @@ from graphnetz.config_dir import CONF_DIR
 from graphnetz.run_identity import RESULT_NEUTRAL_KEYS, TRAINER_NEUTRAL_KEYS, result_config
 from graphnetz.training.build import incompatibility
 from graphnetz.training.resolve import resolve_run
-from graphnetz.training.run import run_experiment
+from graphnetz.training.run import run_experiment, validation_scores_only
 from graphnetz.tune.space import SearchSpace, SpaceError
 
 log = logging.getLogger("graphnetz")
@@ -270,7 +270,8 @@ class Search:
             cfg = compose_run(
                 [*self.overrides, *point_overrides(point), f"seed={seed}", "resume=true"]
             )
-            record = run_experiment(cfg, self.dir / "trials" / point_key(point) / f"s{seed}")
+            with validation_scores_only():  # the search's log shows no test score
+                record = run_experiment(cfg, self.dir / "trials" / point_key(point) / f"s{seed}")
             if record.status == "failed":
                 where = f" (run {record.run_dir})" if record.run_dir else ""
                 return Evaluation(why=f"seed {seed}: {record.reason}{where}", error=True)
