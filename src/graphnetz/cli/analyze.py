@@ -23,6 +23,7 @@ from graphnetz.report import (
 )
 from graphnetz.report.cells import num
 from graphnetz.report.markdown_robustness import count, prob
+from graphnetz.report.writer import holds_report, results_csv
 
 
 def _alpha(text: str) -> float:
@@ -75,6 +76,29 @@ def run_counts(report: BenchmarkReport) -> str:
     return "runs: " + ", ".join(f"{n} {what}" for what, n in counts.items())
 
 
+def csv_report_folder(csv: Path, report: BenchmarkReport) -> Path:
+    """Where ``--from-csv`` writes without ``--out``: ``CSV_FOLDER/report``; but when the
+    CSV's folder holds a GraphNetz report (``SWEEP/report/results.csv``), that folder, so
+    the report is rewritten where it was, not in ``SWEEP/report/report``. Its results.csv
+    is then rewritten too: if that would change the CSV read (rows the reading left out,
+    another order), ``SWEEP/report-from-csv`` instead, and the CSV stays as it is."""
+    folder = csv.resolve().parent
+    if not holds_report(folder):
+        return folder / "report"
+    own = folder / "results.csv"
+    if own.resolve() == csv.resolve():
+        written = results_csv(report.data, report.primary_metrics)
+        if own.read_text(encoding="utf-8") != written:
+            sibling = folder.with_name(f"{folder.name}-from-csv")
+            print(
+                f"note: the report goes to {sibling}, not into {folder}: rewriting "
+                f"{own.name} there would change the CSV read",
+                file=sys.stderr,
+            )
+            return sibling
+    return folder
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="analyze.py",
@@ -92,7 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="long CSV task,model,seed,metric,value[,direction] instead of DIRs",
     )
-    p.add_argument("--out", metavar="DIR", help="output folder (default: FIRST_DIR/report)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output folder (default: FIRST_DIR/report; with --from-csv, CSV_FOLDER/report, "
+        "or the CSV's folder itself when it holds a GraphNetz report)",
+    )
     p.add_argument(
         "--metric",
         default=None,
@@ -157,14 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if bool(args.dirs) == bool(args.from_csv):
         parser.error("give either one or more DIRs or --from-csv FILE (not both, not neither)")
-    if args.from_csv and not args.out:
-        args.out = str(Path(args.from_csv).resolve().parent / "report")
+    out: Path | None
     if args.out:
         out = Path(args.out)
+    elif args.from_csv:  # decided once the CSV is read (csv_report_folder)
+        out = None
     else:  # a record file given as DIR: the report goes beside it
         first = Path(args.dirs[0])
         out = (first.parent if first.is_file() else first) / "report"
-    if out.exists() and not out.is_dir():
+    if out is not None and out.exists() and not out.is_dir():
         parser.error(f"--out {str(out)!r} is a file, not a folder")
     if args.from_csv and Path(args.from_csv).is_dir():
         parser.error(f"--from-csv {args.from_csv!r} is a folder; give it as DIR instead")
@@ -197,9 +227,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 1
         report.metric = args.metric
+        if out is None:
+            out = csv_report_folder(Path(args.from_csv), report)
+            if out.exists() and not out.is_dir():
+                raise ValueError(f"the report folder {str(out)!r} is a file; give --out")
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    assert out is not None  # from --out, the DIRs, or the CSV read above
     with warnings.catch_warnings(record=True) as later:
         warnings.simplefilter("always")
         if args.dirs:  # records written before they carried dataset facts: measured here

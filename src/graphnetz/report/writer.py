@@ -100,6 +100,13 @@ def earlier_report_files(directory: Path) -> list[str]:
     return [p.relative_to(directory).as_posix() for p in report_files(directory)]
 
 
+def holds_report(directory: str | Path) -> bool:
+    """Whether ``directory`` holds a report written by GraphNetz (its manifest, or a
+    report.json of ours from before manifests)."""
+    directory = Path(directory)
+    return (directory / MANIFEST).is_file() or _is_our_report(directory / "report.json")
+
+
 def _is_our_report(path: Path) -> bool:
     try:
         return json.loads(path.read_text(encoding="utf-8")).get("kind") == REPORT_KIND
