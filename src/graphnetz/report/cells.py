@@ -4,7 +4,10 @@ formats of numbers, and Markdown tables and image links."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -28,6 +31,41 @@ def mark_best(summary: pd.DataFrame) -> pd.DataFrame:
             if all(map(math.isfinite, (r["low"], r["high"], b["low"], b["high"]))):
                 out.loc[i, "overlaps_best"] = bool(r["low"] <= b["high"] and b["low"] <= r["high"])
     return out
+
+
+#: Name tokens of the scores that lie in [0, 1] (accuracy, AP, AUC, F1, MRR, hits@k).
+UNIT_SCORE_TOKENS = ("accuracy", "acc", "ap", "auc", "auroc", "f1", "precision", "recall")
+UNIT_SCORE_TOKENS += ("mrr", "hits")
+#: Name tokens of the errors that lie in [0, inf) (a loss may be negative: not assumed).
+NONNEGATIVE_TOKENS = ("mae", "mse", "rmse", "error")
+
+
+def metric_range(metric: str) -> tuple[float, float] | None:
+    """The values a metric can take, read from its name: [0, 1] for a score named by
+    :data:`UNIT_SCORE_TOKENS`, [0, inf) for an error (:data:`NONNEGATIVE_TOKENS`); None
+    for any other name (nothing is assumed)."""
+    tokens = set(re.split(r"[^a-z0-9]+", str(metric).lower()))
+    if tokens & set(UNIT_SCORE_TOKENS):
+        return (0.0, 1.0)
+    if tokens & set(NONNEGATIVE_TOKENS):
+        return (0.0, math.inf)
+    return None
+
+
+def interval_caveat(row: Mapping[str, Any]) -> str | None:
+    """What a summary row's CI does not say: "beyond" when [low, high] reaches past the
+    metric's range (:func:`metric_range`), "zero" when it has zero width over two or more
+    seeds (every seed gave the same value); else None. The interval itself is unchanged."""
+    low, high = row["low"], row["high"]
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if row["n"] >= 2 and row["half_width"] == 0:
+        return "zero"
+    bounds = metric_range(row["metric"])
+    eps = 1e-12  # a bound off by rounding only is not beyond the range
+    if bounds and (low < bounds[0] - eps or high > bounds[1] + eps):
+        return "beyond"
+    return None
 
 
 def num(x: float, digits: int = 4) -> str:

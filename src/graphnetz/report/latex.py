@@ -14,7 +14,7 @@ import pandas as pd
 from graphnetz.atomic import write_text
 
 from .analysis import ReportAnalysis
-from .cells import mark_best, num, pval
+from .cells import interval_caveat, mark_best, num, pval
 
 _ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -52,11 +52,16 @@ def math_p(p: float) -> str:
     return rf"{mantissa}\times10^{{{int(exponent)}}}"
 
 
+#: Superscripts of a CI that :func:`interval_caveat` flags (explained in the caption).
+_CAVEAT_MARKS = {"beyond": r"^{\dagger}", "zero": r"^{\ddagger}"}
+
+
 def _cell(r: pd.Series) -> str:
     h = r"\mathrm{n/a}" if not math.isfinite(r["half_width"]) else num(r["half_width"])
     mean = num(r["mean"])
     body = rf"\mathbf{{{mean}}}" if r["best"] else mean
-    cell = f"${body}_{{\\pm {h}}}$"
+    mark = _CAVEAT_MARKS.get(interval_caveat(r) or "", "")
+    cell = f"${body}_{{\\pm {h}}}{mark}$"
     return rf"\underline{{{cell}}}" if r["overlaps_best"] else cell
 
 
@@ -77,7 +82,10 @@ def summary_table(analysis: ReportAnalysis) -> str:
         r"\caption{Mean over seeds with the " + level + r"\,\% " + kind + r" CI half-width "
         r"$\pm h$. Bold: best mean per task (by the metric's direction, $\uparrow$ higher is "
         r"better, $\downarrow$ lower is better). Underlined: CI overlaps the best model's CI. "
-        r"n/a: CI undefined (a single seed). " + _split_note(metrics.values()) + "}",
+        r"n/a: CI undefined (a single seed). "
+        + _caveat_note({interval_caveat(r) for r in s.to_dict("records")})
+        + _split_note(metrics.values())
+        + "}",
         r"\label{tab:summary}",
         r"\begin{tabular}{l" + "c" * len(tasks) + "}",
         r"\toprule",
@@ -93,6 +101,17 @@ def summary_table(analysis: ReportAnalysis) -> str:
         lines.append(f"{escape(m)} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def _caveat_note(caveats: set[str | None]) -> str:
+    """The caption's key to the marks of the cells present (see report.md's notes)."""
+    notes = {
+        "beyond": r"$^{\dagger}$: CI reaches past the metric's range (few seeds or a large "
+        r"spread; the part outside is no possible value). ",
+        "zero": r"$^{\ddagger}$: CI of zero width, every seed gave the same value (no "
+        r"spread observed, not an exact mean). ",
+    }
+    return "".join(note for kind, note in notes.items() if kind in caveats)
 
 
 def _split_note(metrics) -> str:

@@ -8,7 +8,16 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .analysis import ReportAnalysis
-from .cells import FigureLinks, mark_best, md_image, md_table, num, pval, task_slugs
+from .cells import (
+    FigureLinks,
+    interval_caveat,
+    mark_best,
+    md_image,
+    md_table,
+    num,
+    pval,
+    task_slugs,
+)
 from .markdown_datasets import datasets_markdown
 from .markdown_robustness import (
     equivalence_lines,
@@ -25,13 +34,23 @@ def _seed_count(value: float) -> str | int:
     return "> 100000" if math.isinf(value) else int(value)
 
 
+#: How the summary marks a CI that :func:`interval_caveat` flags.
+CAVEAT_MARKS = {"beyond": "†", "zero": "‡"}
+
+
 def summary_lines(analysis: ReportAnalysis) -> list[str]:
     s = mark_best(analysis.summary)
     level = f"{100 * (1 - analysis.settings.alpha):g}%"
     rows = []
+    flagged: dict[str, list[str]] = {kind: [] for kind in CAVEAT_MARKS}
     for r in s.to_dict("records"):
         mean = f"{num(r['mean'])} ± {num(r['half_width'])}"
         ci = "n/a" if not math.isfinite(r["low"]) else f"[{num(r['low'])}, {num(r['high'])}]"
+        caveat = interval_caveat(r)
+        if caveat:
+            ci = f"{ci} {CAVEAT_MARKS[caveat]}"
+            shown = f"[{num(r['low'])}, {num(r['high'])}]" if caveat == "beyond" else num(r["mean"])
+            flagged[caveat].append(f"{r['model']} on {r['task']} {shown}")
         arrow = "↑" if r["direction"] == "max" else "↓"
         rows.append(
             [
@@ -43,7 +62,39 @@ def summary_lines(analysis: ReportAnalysis) -> list[str]:
                 ci,
             ]
         )
-    return md_table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
+    lines = md_table(["task", "metric", "model", "n", "mean ± h", f"{level} CI"], rows)
+    return lines + _caveat_lines(flagged, analysis.settings.ci)
+
+
+def _caveat_lines(flagged: Mapping[str, list[str]], ci: str) -> list[str]:
+    """One note per kind of CI that says less than it seems (the intervals stay as defined)."""
+    lines = []
+    if flagged["beyond"]:
+        lines += [
+            f"{CAVEAT_MARKS['beyond']} CI reaching past the metric's range ([0, 1] for "
+            "accuracy, AP, AUC and other scores; ≥ 0 for errors): "
+            + "; ".join(flagged["beyond"])
+            + ". The interval is symmetric about the mean and knows nothing of the range: "
+            "with few seeds or a large spread it reaches past it, and its part outside the "
+            "range is no possible value. More seeds narrow it"
+            + (
+                ", and `--ci bootstrap` gives an interval inside the observed values."
+                if ci == "t"
+                else "."
+            ),
+            "",
+        ]
+    if flagged["zero"]:
+        lines += [
+            f"{CAVEAT_MARKS['zero']} CI of zero width: every seed gave the same value: "
+            + "; ".join(flagged["zero"])
+            + ". No spread was observed, which does not make the mean exact (a bold best "
+            "or a missing overlap rests on it): with few seeds, or a small test set, equal "
+            "values are likely; check that the seed changes the split or the "
+            "initialisation, and add seeds.",
+            "",
+        ]
+    return lines
 
 
 def _runs(title: str, entries: Sequence[Mapping], key: str) -> list[str]:
