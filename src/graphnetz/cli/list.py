@@ -16,6 +16,7 @@ import pandas as pd
 
 from graphnetz.api.models import list_models
 from graphnetz.api.tasks import list_task_types
+from graphnetz.cli.help_text import plain
 from graphnetz.data.mirror import MIRROR_ENV
 from graphnetz.data.registry import catalogue, offline_availability
 from graphnetz.launch import absolute_path
@@ -121,7 +122,7 @@ def _folder(value: str | None) -> str | None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m graphnetz list",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("what", choices=["datasets", "models", "tasks"])

@@ -14,9 +14,9 @@ report or a reproduction script reads them as if the sweep had just run. See
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
+from graphnetz.cli.help_text import plain
 from graphnetz.run_record import RECORD_NAME
 from graphnetz.sweep.archive import ARCHIVE_SUFFIX, restore_records, save_records
 
@@ -60,11 +60,6 @@ def _wrong_source(action: str, source: Path) -> str | None:
             "restore reads an archive folder"
         )
     return None
-
-
-def plain(doc: str) -> str:
-    """A reStructuredText docstring as --help prints it: ``code`` and :mod:`name` bare."""
-    return re.sub(r":\w+:`([^`]+)`", r"\1", doc).replace("``", "")
 
 
 def main(argv: list[str] | None = None) -> int:

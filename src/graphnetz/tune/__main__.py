@@ -25,7 +25,7 @@ from graphnetz.tune.study import Search, TuneError
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m graphnetz.tune",
+        prog="python -m graphnetz tune",
         description="Search hyperparameters of one (task, model) on the validation metric "
         "averaged over inner seeds; resumable; writes the selected point as +tuned=<study>.",
     )
