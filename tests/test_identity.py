@@ -134,6 +134,25 @@ def test_a_rerun_without_resume_never_overwrites_its_own_finished_record(make_cf
     ]
 
 
+def test_a_failure_recorded_through_a_taken_folder_keeps_the_siblings_finished_record(
+    make_cfg, tmp_path
+):
+    """A folder named by job number holds another run's record; this run's finished
+    record is in the sibling named after its identity. A failure recorded for this run
+    through the first folder (its worker died) must not land on that finished record."""
+    from graphnetz.training.run import record_failure
+
+    run_dir = tmp_path / "0"
+    run_experiment(make_cfg(*TINY, "task.lr=0.01"), run_dir)
+    mine = run_experiment(make_cfg(*TINY, "task.lr=0.2"), run_dir)
+    sibling = tmp_path / f"0_{mine.identity[:12]}"
+    kept = (sibling / RECORD_NAME).read_bytes()
+    failed = record_failure(make_cfg(*TINY, "task.lr=0.2"), run_dir, RuntimeError("died"))
+    assert (sibling / RECORD_NAME).read_bytes() == kept
+    rerun = tmp_path / f"0_{mine.identity[:12]}_rerun1"
+    assert failed.run_dir == str(rerun) and RunRecord.read(rerun / RECORD_NAME).status == "failed"
+
+
 def test_the_run_writes_into_its_own_folder_from_the_start_and_says_where(make_cfg, tmp_path):
     """The folder is chosen before training (a checkpoint goes where the record will), and
     the process says where the record went: a sweep's tally reads it there."""

@@ -144,6 +144,7 @@ def record_failure(cfg: DictConfig, run_dir: str | Path, err: Exception) -> RunR
     except Exception as unresolved:
         return _finish(_unresolved_failure(cfg, unresolved, run_dir, start), run_dir)
     log.error("run failed: %s: %s", type(err).__name__, err)
+    run_dir = _own_dir(spec.identity, run_dir)  # where the record goes, as it says
     # its checkpoint stays: resume=true continues the run from it
     return _finish(_record(spec, err, None, run_dir, start), run_dir, keep_checkpoint=True)
 
@@ -294,19 +295,19 @@ def _own_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> Pat
             short_identity(identity),
             other,
         )
-        return other
-    k = 1
-    while _holds_finished(run_dir.with_name(f"{run_dir.name}_rerun{k}")):
-        k += 1
-    other = run_dir.with_name(f"{run_dir.name}_rerun{k}")
-    log.warning(
-        "%s holds this run's finished record (%s); it stays, and this rerun without "
-        "resume=true writes to %s (resume=true skips finished runs)",
-        run_dir,
-        existing.status,
-        other,
-    )
-    return other
+    else:
+        k = 1
+        while _holds_finished(run_dir.with_name(f"{run_dir.name}_rerun{k}")):
+            k += 1
+        other = run_dir.with_name(f"{run_dir.name}_rerun{k}")
+        log.warning(
+            "%s holds this run's finished record (%s); it stays, and this rerun without "
+            "resume=true writes to %s (resume=true skips finished runs)",
+            run_dir,
+            existing.status,
+            other,
+        )
+    return _own_dir(identity, other, resuming)  # the sibling may hold a record too
 
 
 def _holds_finished(run_dir: Path) -> bool:
