@@ -6,13 +6,16 @@ With deterministic algorithms on, torch fills every tensor it allocates with NaN
 nothing wrote gives NaN, which the run reports as diverged, rather than whatever the
 memory held. On CPU the fill is a full write of every new tensor: 1-6 % of a MUTAG or
 ml_real run and about 5 % of a Cora run on this project's machine. Every epoch of a run
-takes the same code path (the same training steps over its batches, the same evaluation
-of every split), so the first epoch that trains and evaluates shows such a read as it
-would show in any later one. The lean and stacked CPU loops therefore keep the fill
-until that epoch has ended, then turn it off, and put torch's setting back when training
-ends (also on an exception). Values cannot change: the fill only writes memory that is
-about to be written (tests compare the histories). Runs through Lightning's loop
-(``fit_loop=lightning``, every GPU run) keep the fill throughout.
+runs the same code (the same training step per batch, the same evaluation of every
+split), so a kernel or model that reads memory it never wrote does so in the first epoch
+that trains and evaluates, and that epoch shows it. What the first epoch cannot show is
+a read that happens only for some later input: a shuffled mini-batch of another shape,
+a resampled neighbourhood; such a read would give the memory's old contents there. The
+lean and stacked CPU loops keep the fill until that first evaluated epoch has ended,
+then turn it off, and put torch's setting back when training ends (also on an
+exception). Values cannot change: the fill only writes memory that is about to be
+written (tests compare the histories). Runs through Lightning's loop
+(``fit_loop=lightning``, every GPU run) keep the fill for every epoch.
 """
 
 from __future__ import annotations
