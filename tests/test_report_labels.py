@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
+
 from graphnetz.report import BenchmarkReport
 
 DEFAULT_LR = {"node_cls": 0.01, "graph_cls": 0.001}  # conf/task/*.yaml
@@ -88,3 +90,26 @@ def test_where_other_tasks_disagree_every_configuration_is_labelled():
     summary = BenchmarkReport.from_records(runs).summary()
     cora = summary[summary["task"] == "cora/node_cls"]
     assert cora["model"].tolist() == ["gcn[task.lr=0.01]", "gcn[task.lr=0.05]"]
+
+
+def test_only_tasks_of_the_same_type_name_the_default():
+    # mutag and proteins ran gcn at the graph default lr 0.001; cora's variant at that value
+    # is still the variant, as karate, the other node task, ran gcn at the node default 0.01
+    tasks = [("karate", "node_cls"), ("mutag", "graph_cls"), ("proteins", "graph_cls")]
+    runs = [
+        record(d, kind, "gcn", s) for d, kind in tasks + [("cora", "node_cls")] for s in range(2)
+    ]
+    runs += [record("cora", "node_cls", "gcn", s, lr=0.001) for s in range(2)]
+    summary = BenchmarkReport.from_records(runs).summary()
+    cora = summary[summary["task"] == "cora/node_cls"].set_index("model")
+    assert cora.index.tolist() == ["gcn", "gcn[task.lr=0.001]"]
+    assert cora.loc["gcn", "mean"] == pytest.approx(0.6 + 0.005 + 0.01)  # seeds 0, 1; lr 0.01
+
+
+def test_without_a_task_of_the_same_type_every_configuration_is_labelled():
+    # only graph tasks ran gcn besides cora: they do not say which cora run is the default
+    runs = [record(d, "graph_cls", "gcn", s) for d in ("mutag", "proteins") for s in range(2)]
+    runs += [record("cora", "node_cls", "gcn", s, lr=lr) for lr in (0.01, 0.001) for s in range(2)]
+    summary = BenchmarkReport.from_records(runs).summary()
+    cora = summary[summary["task"] == "cora/node_cls"]
+    assert sorted(cora["model"]) == ["gcn[task.lr=0.001]", "gcn[task.lr=0.01]"]

@@ -9,8 +9,8 @@ twice with the same result (a sweep read through two folders, a copied run) is c
 silently; two records of one identity with different results are named as conflicting, and
 the first is analysed. Runs of one task and model that differ in a setting besides the seed
 (a swept ``task.lr``, say) are separate entries: the model is labelled with the settings that
-vary, ``gcn[task.lr=0.01]``, except the one configuration that the model's other tasks name
-(:func:`model_labels`). Diverged runs are listed, never analysed.
+vary, ``gcn[task.lr=0.01]``, except the one configuration that the model's other tasks of
+the same task type name (:func:`model_labels`). Diverged runs are listed, never analysed.
 """
 
 from __future__ import annotations
@@ -193,14 +193,16 @@ def model_labels(records: list[RunRecord]) -> list[str]:
     config (schema 1, hand-written) keep the plain model name.
 
     One configuration of a task and model keeps the plain name when the model's other tasks
-    say which one it is (:func:`_reference`): a variant added on one task (``task.lr=0.05``
-    on cora) is then the only labelled entry and the default run stays comparable, and
-    ranked, across tasks. Where they do not say, every configuration is labelled."""
+    of the same task type say which one it is (:func:`_reference`): a variant added on one
+    task (``task.lr=0.05`` on cora) is then the only labelled entry and the default run
+    stays comparable, and ranked, across tasks. Tasks of another type do not vote, as their
+    defaults differ. Where no task says, every configuration is labelled."""
     flat = [_flat_config(r) for r in records]
     groups: dict[tuple, list[int]] = {}
     for i, rec in enumerate(records):
         if flat[i] is not None:
             groups.setdefault((rec.task, rec.model), []).append(i)
+    kinds = {(rec.task, rec.model): _task_type(rec) for rec in records}
     labels = [str(r.model) for r in records]
     for (task, model), members in groups.items():
         keys = sorted({k for i in members for k in flat[i]})
@@ -213,10 +215,14 @@ def model_labels(records: list[RunRecord]) -> list[str]:
         if not varying:
             continue
         values = {i: tuple(_shown(flat[i].get(k)) for k in varying) for i in members}
+        # only tasks of the same type vote: defaults differ by type (task.lr 0.01 for
+        # node_cls, 0.001 for graph_cls), so a graph task's default is no node task's
         elsewhere = [
             {tuple(_shown(flat[j].get(k)) for k in varying) for j in others}
             for (other_task, other_model), others in groups.items()
-            if other_model == model and other_task != task
+            if other_model == model
+            and other_task != task
+            and kinds[other_task, other_model] == kinds[task, model]
         ]
         plain = _reference(set(values.values()), elsewhere)
         for i in members:
@@ -228,12 +234,25 @@ def model_labels(records: list[RunRecord]) -> list[str]:
 
 def _reference(configurations: set[tuple], elsewhere: list[set[tuple]]) -> tuple | None:
     """The configuration (values of the varying settings) that keeps the model's plain name:
-    the one the model ran with, and only with, on the most other tasks; None (every
-    configuration labelled) when no other task ran one of them alone, or two tie."""
+    the one the model ran with, and only with, on the most other tasks (of its task type,
+    ``elsewhere``); None (every configuration labelled) when no such task ran one of them
+    alone, or two tie."""
     votes = {c: sum(seen == {c} for seen in elsewhere) for c in configurations}
     best = max(votes.values())
     winners = [c for c, n in votes.items() if n == best]
     return winners[0] if best > 0 and len(winners) == 1 else None
+
+
+def _task_type(rec: RunRecord) -> str | None:
+    """The record's task type: its ``task_type`` field, else the config's ``task.type``,
+    else what follows the ``/`` of its task (``cora/node_cls``); None when none says."""
+    if rec.task_type:
+        return str(rec.task_type)
+    task = rec.config.get("task") if isinstance(rec.config, Mapping) else None
+    if isinstance(task, Mapping) and task.get("type"):
+        return str(task["type"])
+    name = str(rec.task or "")
+    return name.rpartition("/")[2] if "/" in name else None
 
 
 def _flat_config(rec: RunRecord) -> dict[str, Any] | None:
