@@ -88,3 +88,15 @@ def test_the_full_batch_loader_yields_and_draws_what_a_dataloader_does():
     assert [len(e) for e in ours] == [len(e) for e in theirs] == [1, 1, 1]
     assert torch.equal(ours_rng, theirs_rng)  # one base-seed draw per epoch, as torch's
     assert ours_len == theirs_len == 1
+
+
+def test_lightning_can_rebuild_the_full_batch_loader():
+    """Lightning re-creates a loader from its constructor's arguments (to inject a
+    sampler); the full-batch loader keeps DataLoader's constructor for that."""
+    from lightning.pytorch.utilities.data import _update_dataloader
+    from torch.utils.data import SequentialSampler
+
+    graph = _graphs(1)[0]
+    loader = full_batch_loader(graph)
+    rebuilt = _update_dataloader(loader, SequentialSampler(loader.dataset))
+    assert type(rebuilt) is type(loader) and [b for b in rebuilt] == [graph]

@@ -31,15 +31,13 @@ def _first(batch: list) -> Any:
 
 
 class FullBatchLoader(DataLoader):
-    """``DataLoader([graph], batch_size=1)`` yielding the whole graph once per epoch.
+    """``DataLoader([graph], batch_size=1, collate_fn=_first)``, yielding the whole graph
+    once per epoch; DataLoader's own constructor, so Lightning can rebuild it.
 
     Its iterator draws from the global generator the base seed a ``DataLoader``
     iterator draws (so the random stream is the same) and yields the graph, without
     building torch's iterator object, which costs more than a small graph's epoch of
     framework work (about 20 us, twice an epoch)."""
-
-    def __init__(self, graph) -> None:
-        super().__init__([graph], batch_size=1, collate_fn=_first)
 
     def __iter__(self):
         torch.empty((), dtype=torch.int64).random_(generator=self.generator)
@@ -48,7 +46,7 @@ class FullBatchLoader(DataLoader):
 
 def full_batch_loader(graph) -> DataLoader:
     """A loader yielding the whole graph once per epoch (full-batch training)."""
-    return FullBatchLoader(graph)
+    return FullBatchLoader([graph], batch_size=1, collate_fn=_first)
 
 
 def require_attributes(data, names, task_type: str) -> None:
