@@ -1,5 +1,6 @@
 """Where ``analyze.py --from-csv`` writes without ``--out``: a report's own results.csv is
-re-analysed in its report folder (not in report/report), and nothing it read is replaced."""
+re-analysed in its report folder (not in report/report), any other CSV never replaces a
+report, and nothing it read is replaced."""
 
 from __future__ import annotations
 
@@ -63,17 +64,18 @@ def test_a_results_csv_the_report_would_change_is_kept_and_a_sibling_written(tmp
     assert not (report / "report").exists()
 
 
-def test_another_csv_in_a_report_folder_is_kept_beside_the_rewritten_report(tmp_path, capsys):
+def test_another_csv_in_a_report_folder_leaves_that_report_alone(tmp_path, capsys):
     report = analysed_sweep(tmp_path, capsys)
+    kept = {p: p.read_bytes() for p in report.rglob("*") if p.is_file()}
     mine = report / "mine.csv"
     mine.write_text(
         "task,model,seed,metric,value\n"
         + "".join(f"karate/node_cls,gat,{s},accuracy,0.{5 + s}\n" for s in range(3))
     )
-    before = mine.read_bytes()
     assert main(["--from-csv", str(mine)]) == 0
-    assert mine.read_bytes() == before
-    assert "karate/node_cls" in (report / "results.csv").read_text()
+    assert "report-from-csv" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in report.rglob("*") if p.is_file() and p != mine} == kept
+    assert "karate/node_cls" in (tmp_path / "sweep" / "report-from-csv" / "results.csv").read_text()
     assert not (report / "report").exists()
 
 

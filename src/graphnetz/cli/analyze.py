@@ -78,25 +78,25 @@ def run_counts(report: BenchmarkReport) -> str:
 
 def csv_report_folder(csv: Path, report: BenchmarkReport) -> Path:
     """Where ``--from-csv`` writes without ``--out``: ``CSV_FOLDER/report``; but when the
-    CSV's folder holds a GraphNetz report (``SWEEP/report/results.csv``), that folder, so
-    the report is rewritten where it was, not in ``SWEEP/report/report``. Its results.csv
-    is then rewritten too: if that would change the CSV read (rows the reading left out,
-    another order), ``SWEEP/report-from-csv`` instead, and the CSV stays as it is."""
+    CSV is the results.csv of the report in its folder (``SWEEP/report/results.csv``), that
+    folder, so the report is rewritten where it was, not in ``SWEEP/report/report``. Its
+    results.csv is then rewritten too: if that would change the CSV read (rows the reading
+    left out, another order), ``SWEEP/report-from-csv`` instead, and the CSV stays as it
+    is. Any other CSV in a report's folder also goes to ``SWEEP/report-from-csv``: the
+    report there is not replaced by one of rows it was not written from."""
     folder = csv.resolve().parent
     if not holds_report(folder):
         return folder / "report"
+    sibling = folder.with_name(f"{folder.name}-from-csv")
     own = folder / "results.csv"
-    if own.resolve() == csv.resolve():
-        written = results_csv(report.data, report.primary_metrics)
-        if own.read_text(encoding="utf-8") != written:
-            sibling = folder.with_name(f"{folder.name}-from-csv")
-            print(
-                f"note: the report goes to {sibling}, not into {folder}: rewriting "
-                f"{own.name} there would change the CSV read",
-                file=sys.stderr,
-            )
-            return sibling
-    return folder
+    if own.resolve() != csv.resolve():
+        why = f"{csv.name} is not the results.csv of the report there"
+    elif own.read_text(encoding="utf-8") != results_csv(report.data, report.primary_metrics):
+        why = f"rewriting {own.name} there would change the CSV read"
+    else:
+        return folder
+    print(f"note: the report goes to {sibling}, not into {folder}: {why}", file=sys.stderr)
+    return sibling
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         metavar="DIR",
         help="output folder (default: FIRST_DIR/report; with --from-csv, CSV_FOLDER/report, "
-        "or the CSV's folder itself when it holds a GraphNetz report)",
+        "or the CSV's folder itself when the CSV is the results.csv of the GraphNetz report "
+        "there; another CSV in a report's folder: REPORT_FOLDER-from-csv)",
     )
     p.add_argument(
         "--metric",
