@@ -40,6 +40,7 @@ from hydra.errors import HydraException
 from omegaconf import ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from graphnetz.cli.help_text import plain
 from graphnetz.cli.sweep_runs import SCHEMA_1_NOTE, STATES, RunState, found_runs, task_key
 from graphnetz.run_identity import short_identity
 
@@ -340,7 +341,7 @@ def dry_run(
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m graphnetz status",
-        description=__doc__.split("\n\n")[0].replace("``", ""),
+        description=plain(__doc__.split("\n\n")[0]),
         epilog=(
             "examples:\n"
             "  python -m graphnetz status outputs/multirun/s            # the last launch's "
