@@ -207,6 +207,23 @@ def test_a_stacked_sweep_writes_the_records_of_runs_alone(tmp_path, data_dir, la
             assert record[key] == expected[name][key], (name, key)
 
 
+def test_a_stacked_rerun_without_resume_trains_beside_the_finished_records(tmp_path, data_dir):
+    """Relaunched without resume=true, a stack trains again: its checkpoints and records
+    go to the rerun folders, and the first records stay as they were (Hydra's own job
+    files, its log and config copies, are Hydra's to write in the job's folder)."""
+    out = tmp_path / "sweep"
+    first = _sweep(out, data_dir, "checkpoint_every_s=0")
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = {p: p.read_bytes() for p in out.glob("*/result.json")}
+    again = _sweep(out, data_dir, "checkpoint_every_s=0")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "seeds 0,1,2 trained stacked" in again.stderr + again.stdout
+    assert {p: p.read_bytes() for p in before} == before and len(before) == 6
+    reruns = {n: r for n, r in _records(out).items() if n.endswith("_rerun1")}
+    assert len(reruns) == 6 and all(r["status"] == "ok" for r in reruns.values())
+    assert not list(out.glob("*/checkpoint.ckpt"))  # each finished run discarded its own
+
+
 def test_run_benchmark_stacks_a_tasks_seeds_with_the_same_records(tmp_path, data_dir):
     from graphnetz import iter_benchmark_tasks, run_benchmark
 

@@ -31,7 +31,7 @@ from graphnetz.config_dir import CONF_DIR
 from graphnetz.report import BenchmarkReport
 from graphnetz.run_record import RunRecord
 from graphnetz.training.resolve import resolve_run, resolved_paths
-from graphnetz.training.run import run_experiment, summarize
+from graphnetz.training.run import own_run_dir, run_experiment, summarize
 from graphnetz.training.stacked import MAX_STACK, discard_waiting, stack_refusal, train_ahead
 
 # chosen by run_benchmark's own arguments, so a setting of them would contradict it
@@ -393,7 +393,9 @@ def _stack_seeds(cfg: DictConfig, seeds: list[int], out_dir, key: str, model: st
         if stack_refusal(spec) is not None:
             return
         specs.append(spec)
-        run_dirs.append(None if out_dir is None else Path(out_dir) / key / model / f"seed_{seed}")
+        run_dir = None if out_dir is None else Path(out_dir) / key / model / f"seed_{seed}"
+        resuming = bool(spec.config.get("resume"))
+        run_dirs.append(None if run_dir is None else own_run_dir(spec.identity, run_dir, resuming))
     train_ahead(specs, run_dirs)
 
 

@@ -27,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphnetz.training.checkpoint import CHECKPOINT_NAME
 from graphnetz.training.resolve import resolve_run
-from graphnetz.training.run import completed_record
+from graphnetz.training.run import completed_record, own_run_dir
 from graphnetz.training.stacked import MAX_STACK, discard_waiting, stack_refusal, train_ahead
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> 
         dirs = _sweep_and_run_dir(cfg)
         if dirs is None or (spec.config.get("resume") and _done_or_resumable(spec, *dirs)):
             continue  # it runs alone, in its turn
-        run_dir = dirs[1]
+        run_dir = own_run_dir(spec.identity, dirs[1], resuming=bool(spec.config.get("resume")))
         specs.append(spec)
         run_dirs.append(run_dir)
     return train_ahead(specs, run_dirs)

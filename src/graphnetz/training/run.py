@@ -91,7 +91,7 @@ def run_experiment(
     except Exception as err:  # a config that cannot run is a failed run, not a crash
         return _finish(_unresolved_failure(cfg, err, run_dir, start), run_dir)
     if run_dir is not None:  # the run's own folder, before a checkpoint is written there
-        run_dir = _own_dir(spec.identity, run_dir, resuming=bool(spec.config.get("resume")))
+        run_dir = own_run_dir(spec.identity, run_dir, resuming=bool(spec.config.get("resume")))
     if spec.config.get("resume") and run_dir is not None:
         done = completed_record(spec, run_dir, done_under)
         if done is not None:
@@ -144,7 +144,7 @@ def record_failure(cfg: DictConfig, run_dir: str | Path, err: Exception) -> RunR
     except Exception as unresolved:
         return _finish(_unresolved_failure(cfg, unresolved, run_dir, start), run_dir)
     log.error("run failed: %s: %s", type(err).__name__, err)
-    run_dir = _own_dir(spec.identity, run_dir)  # where the record goes, as it says
+    run_dir = own_run_dir(spec.identity, run_dir)  # where the record goes, as it says
     # its checkpoint stays: resume=true continues the run from it
     return _finish(_record(spec, err, None, run_dir, start), run_dir, keep_checkpoint=True)
 
@@ -228,7 +228,7 @@ def _unresolved_failure(
 
 def _finish(record: RunRecord, run_dir: Path | None, keep_checkpoint: bool = False) -> RunRecord:
     if run_dir is not None:
-        run_dir = _own_dir(record.identity, run_dir)
+        run_dir = own_run_dir(record.identity, run_dir)
         record.write(run_dir)
         _note_record_dir(run_dir)
         if not keep_checkpoint:
@@ -238,7 +238,7 @@ def _finish(record: RunRecord, run_dir: Path | None, keep_checkpoint: bool = Fal
 
 
 #: Where this process's last run left its record (written, or found finished when
-#: resumed): not always the folder Hydra made for the job (see :func:`_own_dir` and
+#: resumed): not always the folder Hydra made for the job (see :func:`own_run_dir` and
 #: ``done_under``), and what a sweep's tally must read.
 _last_record_dir: list[Path] = []
 
@@ -263,7 +263,7 @@ def _traceback(err: BaseException) -> str:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
-def _own_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> Path:
+def own_run_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> Path:
     """``run_dir``, unless it holds a record that must stay, so that no finished result
     is ever overwritten:
 
@@ -307,7 +307,7 @@ def _own_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> Pat
             existing.status,
             other,
         )
-    return _own_dir(identity, other, resuming)  # the sibling may hold a record too
+    return own_run_dir(identity, other, resuming)  # the sibling may hold a record too
 
 
 def _holds_finished(run_dir: Path) -> bool:
