@@ -316,3 +316,16 @@ def test_status_without_a_folder_asks_for_the_folder_only(capsys):
     err = capsys.readouterr().err
     assert exit_.value.code == 2
     assert "required: SWEEP_DIR" in err and "OVERRIDES" not in err.splitlines()[-1]
+
+
+def test_a_rerun_folder_adds_to_time_spent_not_to_time_per_run(spec, tmp_path, capsys):
+    # seed 0 ran twice (a relaunch without resume=true writes <dir>_rerun1), 100 s each;
+    # seed 1 is still to run: it should take one run's time, 100 s, not both folders' 200 s
+    sweep = tmp_path / "sweep"
+    run = spec(0)
+    write(sweep, run.run_dir_name, ok_record(run, wall_time_s=100.0))
+    write(sweep, f"{run.run_dir_name}_rerun1", ok_record(run, wall_time_s=100.0))
+    counts = row(status(capsys, sweep, *TINY, "seed=0,1"), "karate/node_cls", "gcn")
+    assert (counts["ok"], counts["missing"]) == ("1", "1")
+    assert counts["spent"] == "3.3min"  # 200 s, both folders
+    assert counts["left(est.)"] == "100s"

@@ -3,9 +3,9 @@
 Per cell (task x model): runs done (ok), skipped, diverged, failed (with the first line of
 the error), cut off (a checkpoint and no record: resumed by ``resume=true``), started (a run
 directory with neither: still running, or killed before its first checkpoint), unreadable
-and missing; the time spent and an estimate of what is left (the cell's mean time per
-finished run, else the sweep's, times the runs left; a cut-off run counts for its epochs
-left).
+and missing; the time spent (in all of a run's folders, ``_rerun1`` ones included) and an
+estimate of what is left (the cell's mean time per finished run, one folder each, else the
+sweep's, times the runs left; a cut-off run counts for its epochs left).
 
 A record is judged as ``analyze.py`` judges it (:func:`graphnetz.report.records.add_record`):
 one it cannot read (cut short, an unknown status or schema version, no primary metric) is
@@ -143,7 +143,8 @@ def _first_values(parser, overrides: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------------ merging
 def merge(found: Iterable[RunState], expected: Iterable[RunState]) -> list[RunState]:
-    """One state per run: the best state of its identity among the directories found, and
+    """One state per run: the best state of its identity among the directories found (its
+    ``spent_s`` that folder's, ``all_folders_s`` the sum of all, a rerun's included), and
     ``missing`` for an expected identity found nowhere. A run found without an identity (a
     schema-1 record in a folder named by job number) is the expected run of its task,
     model and seed when exactly one is expected."""
@@ -170,7 +171,7 @@ def merge(found: Iterable[RunState], expected: Iterable[RunState]) -> list[RunSt
     for key, run in best.items():
         done = kept.get(key, run.kept)
         left = 0.0 if done else run.left_fraction
-        run = replace(run, spent_s=spent.get(key, 0.0), kept=done, left_fraction=left)
+        run = replace(run, all_folders_s=spent.get(key, 0.0), kept=done, left_fraction=left)
         if key in planned:  # named as planned (a record cut short no longer says)
             named = planned[key]
             run = replace(run, task=named.task, model=named.model, seed=named.seed)
@@ -195,7 +196,8 @@ def _label(run: RunState) -> tuple[str, str, str]:
 
 # ------------------------------------------------------------------------ report
 def cell_table(runs: list[RunState], with_missing: bool) -> list[str]:
-    """Per (task, model) the count of each state, time spent and estimated left."""
+    """Per (task, model) the count of each state, time spent (all folders) and estimated
+    left (from the time per finished run: the folder speaking for it, not its reruns)."""
     cells: dict[tuple[str, str], list[RunState]] = {}
     for run in runs:
         cells.setdefault((run.task, run.model), []).append(run)
@@ -213,7 +215,7 @@ def cell_table(runs: list[RunState], with_missing: bool) -> list[str]:
                 task,
                 model,
                 *(str(sum(r.state == s for r in members)) for s in shown),
-                duration(sum(r.spent_s for r in members)),
+                duration(sum(r.total_s for r in members)),
                 duration(left * per_run) if left else "0s",
             ]
         )

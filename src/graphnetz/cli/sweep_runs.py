@@ -47,12 +47,20 @@ class RunState:
     model: str
     seed: object
     identity: str | None  # full, short (from a directory name), or None (schema 1)
-    spent_s: float = 0.0
+    spent_s: float = 0.0  # in its folder (merged: the folder that speaks for the run)
     left_fraction: float = 1.0  # of a full run, what resume=true would still run
     error: str | None = None
     where: str | None = None
     kept: bool = False  # a finished record resume=true matches: it is not run again
     note: str | None = None  # why a run that looks done is run again
+    #: Merged (:func:`graphnetz.cli.status.merge`): the time of all the run's folders,
+    #: reruns included; None for one folder, whose time is ``spent_s``.
+    all_folders_s: float | None = None
+
+    @property
+    def total_s(self) -> float:
+        """Time spent on the run in all its folders."""
+        return self.spent_s if self.all_folders_s is None else self.all_folders_s
 
 
 def found_runs(sweep: Path) -> list[RunState]:
