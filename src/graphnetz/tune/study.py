@@ -47,7 +47,12 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from graphnetz.config_dir import CONF_DIR
-from graphnetz.run_identity import RESULT_NEUTRAL_KEYS, TRAINER_NEUTRAL_KEYS, result_config
+from graphnetz.run_identity import (
+    RESULT_NEUTRAL_KEYS,
+    TRAINER_NEUTRAL_KEYS,
+    config_identity,
+    result_config,
+)
 from graphnetz.training.build import incompatibility
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.run import run_experiment, validation_scores_only
@@ -192,17 +197,15 @@ def base_config(cfg: DictConfig, searched: Sequence[str]) -> dict[str, Any]:
 
 
 def _flat(node: Any, prefix: str = "") -> dict[str, Any]:
+    # report.records flattens a run's config the same way, but inside a helper of run
+    # records (and the report sits downstream of the search): a shared flattening of a
+    # result config belongs in run_identity
     if not isinstance(node, Mapping) or not node:
         return {prefix: node}
     flat: dict[str, Any] = {}
     for key, value in node.items():
         flat.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
     return flat
-
-
-def config_digest(config: Mapping[str, Any]) -> str:
-    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def config_changes(before: Mapping[str, Any], now: Mapping[str, Any], shown: int = 5) -> str:
@@ -305,7 +308,8 @@ class Search:
         asked["sampler_seed"] = self.space.sampler_seed
         asked["n_startup_trials"] = self.space.n_startup_trials
         asked["config"] = self.base_config
-        asked["config_digest"] = config_digest(self.base_config)
+        # the SHA-256 of its canonical JSON, as a run's identity (it has no neutral key)
+        asked["config_digest"] = config_identity(self.base_config)
         asked = json.loads(json.dumps(asked, default=str))
         known = study.user_attrs.get("search")
         if known is None:
