@@ -8,11 +8,21 @@ test score's value is read; only a run's status is, and a run is ``diverged`` wh
 loss or its primary metric on any split, test included, is not finite
 (:mod:`graphnetz.training.divergence`).
 
-A trial whose runs diverged or give no finite score fails in the study and counts against
-the budget: the point is bad. A trial whose run failed with an error (``failed``: data
-missing, out of memory) says nothing about the point: it is retried at the same point, up
-to :data:`ERROR_ATTEMPTS` times, and is then left unfinished, the search stopping with the
-run's error; rerun the same command once the cause is fixed.
+A trial whose runs diverged or give no finite score, or whose point gives a config that
+cannot run (refused when resolved, before any data is loaded), fails in the study and
+counts against the budget: the point is bad. A trial whose run failed with an error
+(``failed``: data missing, out of memory) may be the point's fault or not: it is retried
+at the same point until it has failed :data:`ERROR_ATTEMPTS` times in all (the count is
+kept in the study, so a rerun goes on counting, and tries it at least once). It is then
+held, and the next point decides: if that one trains, the environment works, so the held
+trial fails in the study (the point is bad: out of memory at the widest setting, a model
+that cannot be built there) and the search goes on; the study may so end one trial over
+its budget. Once :data:`ERRORED_POINTS` points asked in a row (a held one first) have not
+trained, the cause is likely not the points (a data set or mirror missing): the search
+stops with the run's error, the held trials left unfinished and outside the budget; rerun
+the same command once the cause is fixed. Errors before training (loading the data,
+building the model) are retried too: a run's record does not tell the two apart, and
+retrying them costs no training.
 
 Persistent and resumable: the study lives in an Optuna journal file
 (``<out>/<study>/study.journal``). A killed search, rerun with the same command, first
@@ -61,8 +71,12 @@ from graphnetz.tune.space import SearchSpace, SpaceError
 log = logging.getLogger("graphnetz")
 JOURNAL_NAME = "study.journal"
 OPTUNA_DIRECTIONS = {"max": "maximize", "min": "minimize"}
-#: attempts at a trial whose run fails with an error before the search stops
+#: attempts, over all reruns, at a trial whose run fails with an error before it is held
 ERROR_ATTEMPTS = 3
+#: points asked in a row that do not train (a held one first) before the search stops
+ERRORED_POINTS = 2
+#: the study's user attribute counting each trial's attempts that failed with an error
+ERRORS_ATTR = "error_attempts"
 #: the search settings a resumed study must share, besides the base config
 SEARCH_KEYS = ("space", "inner_seeds", "sampler_seed", "n_startup_trials")
 
@@ -119,12 +133,14 @@ class TuneResult:
 @dataclass(frozen=True)
 class Evaluation:
     """A trial's outcome: the mean validation score and the metric the runs name, or why
-    there is none; ``error``: a run failed with an error, which says nothing of the point."""
+    there is none; ``error``: a run failed with an error, which need not be the point's
+    fault; ``trained``: its runs trained (ok or diverged), so the environment works."""
 
     value: float | None = None
     metric: str | None = None
     why: str = ""
     error: bool = False
+    trained: bool = False
 
 
 def compose_run(overrides: Sequence[str]) -> DictConfig:
@@ -270,16 +286,21 @@ class Search:
         """Train ``point`` once per inner seed (finished runs are reused)."""
         records = []
         for seed in self.inner_seeds:
-            cfg = compose_run(
-                [*self.overrides, *point_overrides(point), f"seed={seed}", "resume=true"]
-            )
+            try:  # the config at this point: what cannot run here fails on every attempt
+                cfg = compose_run(
+                    [*self.overrides, *point_overrides(point), f"seed={seed}", "resume=true"]
+                )
+                resolve_run(cfg)
+            except Exception as err:
+                return Evaluation(why=f"its config cannot run: {type(err).__name__}: {err}")
             with validation_scores_only():  # the search's log shows no test score
                 record = run_experiment(cfg, self.dir / "trials" / point_key(point) / f"s{seed}")
             if record.status == "failed":
                 where = f" (run {record.run_dir})" if record.run_dir else ""
                 return Evaluation(why=f"seed {seed}: {record.reason}{where}", error=True)
             if record.status != "ok":
-                return Evaluation(why=f"seed {seed}: {record.status} ({record.reason})")
+                why = f"seed {seed}: {record.status} ({record.reason})"
+                return Evaluation(why=why, trained=record.status == "diverged")
             records.append(record)
         metrics = sorted({str(r.primary_metric) for r in records})
         if len(metrics) != 1:
@@ -289,8 +310,8 @@ class Search:
             )
         score = validation_score(records)
         if score is None:
-            return Evaluation(why="a validation score is missing or not finite")
-        return Evaluation(value=score, metric=metrics[0])
+            return Evaluation(why="a validation score is missing or not finite", trained=True)
+        return Evaluation(value=score, metric=metrics[0], trained=True)
 
     # ------------------------------------------------------------------ the study
     def _study(self) -> optuna.Study:
@@ -342,34 +363,30 @@ class Search:
                 "another output folder"
             )
 
-    def _finish(self, study: optuna.Study, number: int, point: dict[str, Any]) -> None:
-        """Evaluate trial ``number`` at ``point`` and tell the study; a run that fails with
-        an error is retried, and after :data:`ERROR_ATTEMPTS` the trial is left unfinished
-        (a rerun retries it at the same point, outside the budget) and the search stops."""
-        for attempt in range(1, ERROR_ATTEMPTS + 1):
+    def _finish(self, study: optuna.Study, number: int, point: dict[str, Any]) -> Evaluation:
+        """Evaluate trial ``number`` at ``point`` and tell the study, unless its runs fail
+        with an error: it is then retried until it has failed :data:`ERROR_ATTEMPTS` times
+        in all (at least once in this call) and returned untold, for :meth:`_settle` to hold."""
+        done = self._error_attempts(study).get(str(number), 0)
+        for _ in range(max(1, ERROR_ATTEMPTS - done)):
             outcome = self.evaluate(point)
             if not outcome.error:
                 break
+            done = self._count_error(study, number)
             log.warning(
                 "tune %s trial %d: a run failed with an error (attempt %d of %d): %s",
                 self.name,
                 number,
-                attempt,
+                done,
                 ERROR_ATTEMPTS,
                 outcome.why,
             )
         else:
-            raise TuneError(
-                f"trial {number} of {self.name} at {point} failed {ERROR_ATTEMPTS} times in "
-                f"a row with an error: {outcome.why}. Fix the cause and rerun the same "
-                "command: the trial is retried at the same point, and runs that failed with "
-                "an error do not count against the budget (if only this point fails, out of "
-                "memory at the largest width, narrow the space: a new study)"
-            )
+            return outcome
         if outcome.value is None:
             log.warning("tune %s trial %d failed: %s", self.name, number, outcome.why)
             study.tell(number, state=TrialState.FAIL)
-            return
+            return outcome
         self._check_metric(study, str(outcome.metric), number)
         log.info(
             "tune %s trial %d: val %s = %.4f  %s",
@@ -380,6 +397,42 @@ class Search:
             point,
         )
         study.tell(number, outcome.value)
+        return outcome
+
+    @staticmethod
+    def _error_attempts(study: optuna.Study) -> dict[str, int]:
+        return dict(study.user_attrs.get(ERRORS_ATTR) or {})
+
+    def _count_error(self, study: optuna.Study, number: int) -> int:
+        """Count one more attempt at trial ``number`` that failed with an error, in the
+        journal (a rerun goes on counting); the count so far."""
+        counts = self._error_attempts(study)
+        counts[str(number)] = counts.get(str(number), 0) + 1
+        study.set_user_attr(ERRORS_ATTR, counts)
+        return counts[str(number)]
+
+    def _settle(
+        self, study: optuna.Study, number: int, point: dict[str, Any], held: dict[int, str]
+    ) -> Evaluation:
+        """:meth:`_finish` trial ``number``; hold it if its runs keep failing with an error,
+        and fail the held trials once a point trains: the fault was theirs."""
+        outcome = self._finish(study, number, point)
+        if outcome.error:
+            held[number] = f"at {point}: {outcome.why}"
+        elif outcome.trained:
+            for other, why in held.items():
+                log.warning(
+                    "tune %s trial %d failed: its runs failed with an error %d times %s, "
+                    "and trial %d trained",
+                    self.name,
+                    other,
+                    ERROR_ATTEMPTS,
+                    why,
+                    number,
+                )
+                study.tell(other, state=TrialState.FAIL)
+            held.clear()
+        return outcome
 
     def _check_metric(self, study: optuna.Study, metric: str, number: int) -> None:
         """Every scored trial of a study is on one metric, the one the study records."""
@@ -402,21 +455,38 @@ class Search:
 
     def _run(self) -> TuneResult:
         study = self._study()
+        held: dict[int, str] = {}  # trials whose runs keep failing with an error: why
         for cut in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            if set(cut.params) == set(self.space.params):  # cut off or errored: finish it
+            if set(cut.params) == set(self.space.params):  # cut off or held: finish it
                 log.info("tune %s: finishing trial %d, left unfinished", self.name, cut.number)
-                self._finish(study, cut.number, dict(cut.params))
+                self._settle(study, cut.number, dict(cut.params), held)
             else:
                 study.tell(cut.number, state=TrialState.FAIL)
-        while _done(study) < self.budget:
+        untrained = 0  # new points in a row that did not train since a trial was held
+        while _done(study) < self.budget or held:  # a held trial waits for a point to train
+            if untrained >= ERRORED_POINTS:
+                raise self._not_the_points(held)
             number = len(study.get_trials(deepcopy=False))
             study.sampler = optuna.samplers.TPESampler(
                 seed=self.space.sampler_seed + number,
                 n_startup_trials=self.space.n_startup_trials,
             )
             trial = study.ask()
-            self._finish(study, trial.number, self.space.suggest(trial))
+            self._settle(study, trial.number, self.space.suggest(trial), held)
+            untrained = untrained + 1 if held else 0
         return self._result(study)
+
+    def _not_the_points(self, held: dict[int, str]) -> TuneError:
+        trials = ", ".join(f"trial {n} {why}" for n, why in held.items())
+        return TuneError(
+            f"the runs of {self.name} failed with an error at {len(held)} points, each "
+            f"{ERROR_ATTEMPTS} times or more, and {ERRORED_POINTS} new points in a row did not "
+            f"train, so the cause is likely not the points ({trials}). Fix it and rerun the "
+            "same command: "
+            "these trials are retried at their points and no budget was spent on them (a "
+            "point that alone fails, out of memory at the widest setting, fails in the study "
+            "once another point trains)"
+        )
 
     def _result(self, study: optuna.Study) -> TuneResult:
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
