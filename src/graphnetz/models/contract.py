@@ -33,6 +33,7 @@ and ``conf/model/degree.yaml`` with ``name: degree`` and ``_target_: mypackage.D
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -83,8 +84,13 @@ class Capabilities:
 
 
 def capabilities(model: type | nn.Module) -> Capabilities:
-    """The declarations of a model class (or of an instance's class)."""
-    cls = model if isinstance(model, type) else type(model)
+    """The declarations of a model class (or of an instance's class), read once per class
+    (a node task asks at every training step; reading the forward signature is ~15 us)."""
+    return _class_capabilities(model if isinstance(model, type) else type(model))
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_capabilities(cls: type) -> Capabilities:
     declared = getattr(cls, "task_types", None)
     return Capabilities(
         task_types=frozenset(declared) if declared is not None else None,
