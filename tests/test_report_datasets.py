@@ -7,6 +7,7 @@ import json
 import pytest
 
 from graphnetz.report import BenchmarkReport
+from graphnetz.report.markdown_datasets import datasets_markdown
 
 # A loader no Python module provides: any attempt to reload the data would fail.
 LOADER = {"_target_": "nowhere.load_graph"}
@@ -78,15 +79,49 @@ def test_rows_and_chance_come_from_the_records_facts_without_reloading():
     assert "| toy | 0, 1 | 0.2000 |" in lines
 
 
-def test_a_seeded_loader_shows_its_smallest_seed_and_says_so():
+def test_a_seeded_loader_shows_its_smallest_seed_and_averages_the_chance_of_all_seeds():
     records = [
         record("gcn", 3, 0.40, nodes=30, seeded=True),
         record("gcn", 2, 0.20, nodes=20, seeded=True),
     ]
     section = BenchmarkReport.from_records(records).analysis().datasets
     assert [r["nodes"] for r in section.rows] == [20]
-    assert section.chance[0]["seeds"] == [2] and section.chance[0]["value"] == pytest.approx(0.20)
-    assert section.notes == ("toy: generated per run seed; statistics of seed 2",)
+    # each seed drew its own graph: the chance level is the mean of the two graphs' values
+    assert section.chance[0]["seeds"] == [2, 3]
+    assert section.chance[0]["value"] == pytest.approx((0.20 + 0.40) / 2)
+    assert section.notes == (
+        "toy: generated per run seed; statistics of seed 2, "
+        "chance level the mean over the seeds' graphs",
+    )
+
+
+def with_auroc(rec: dict) -> dict:
+    rec["metrics"]["test"]["macro_auroc"] = 0.52
+    rec["metrics"].setdefault("val", {})["macro_ap"] = 0.3
+    return rec
+
+
+@pytest.mark.parametrize("metric", [None, "macro_ap"])
+def test_the_chance_table_is_shown_for_test_macro_ap(metric):
+    records = [with_auroc(record(m, 0, 0.1)) for m in ("gcn", "mlp")]
+    report = BenchmarkReport.from_records(records, metric=metric)
+    md = datasets_markdown(report.analysis().datasets, metric=metric)
+    assert "| toy | 0 | 0.1000 |" in md.splitlines()
+    assert "test macro AP (the primary metric) only" in md
+
+
+@pytest.mark.parametrize("metric", ["macro_auroc", "val:macro_ap"])
+def test_another_metric_gets_a_note_instead_of_the_macro_ap_chance_level(metric):
+    # a constant score has test macro AP 0.1 here, but macro AUROC 0.5 and another
+    # split's AP its own positive rate: 0.1 would mislead next to either
+    records = [with_auroc(record(m, 0, 0.1)) for m in ("gcn", "mlp")]
+    report = BenchmarkReport.from_records(records, metric=metric)
+    md = datasets_markdown(report.analysis().datasets, metric=metric)
+    assert "0.1000" not in md
+    assert (
+        "Chance level not shown: it is defined for test macro_ap (the primary metric on "
+        f"test), not for the analysed metric {metric}."
+    ) in md.splitlines()
 
 
 def test_one_name_with_two_loader_configs_gives_two_labelled_rows():

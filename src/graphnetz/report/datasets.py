@@ -74,8 +74,8 @@ def dataset_section(entries: Iterable[Mapping[str, Any]]) -> DatasetSection:
     Only entries of :data:`DESCRIBED_TASK_TYPES`. A name used with several loader configs
     is labelled ``name [loader JSON]``. The row is the statistics of the run with the
     smallest seed. The chance level is the mean over the distinct run seeds of each
-    seed's test chance value; for a seeded loader (the graph is drawn from the run seed)
-    only the seed whose statistics are shown counts, and a note says so. A dataset
+    seed's test chance value, also for a seeded loader (the graph is drawn from the run
+    seed: the statistics are of one seed's graph, and a note says so). A dataset
     whose runs carry no facts becomes a note (with the entries' ``note`` if any).
     """
     groups, notes = _group(entries)
@@ -94,12 +94,14 @@ def dataset_section(entries: Iterable[Mapping[str, Any]]) -> DatasetSection:
         first = described[0]
         seeded = any(e["facts"].get("seeded_loader") for e in described)
         rows.append({**first["facts"]["statistics"], "dataset": label})
-        level = _chance(label, [first] if seeded else list(by_seed.values()))
+        level = _chance(label, list(by_seed.values()))
         if level is not None:
             chance.append(level)
         if seeded:
-            notes.append(f"{label}: generated per run seed; statistics of seed {first['seed']}")
-            continue
+            notes.append(
+                f"{label}: generated per run seed; statistics of seed {first['seed']}, "
+                "chance level the mean over the seeds' graphs"
+            )
         missing = sorted({e.get("seed") for e in group} - set(by_seed), key=str)
         if missing:
             notes.append(
