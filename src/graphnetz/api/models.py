@@ -17,6 +17,7 @@ class sets ``graph_level = True``; the task adapters give node encoders their he
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -37,7 +38,9 @@ from graphnetz.training.build import ModelFactory
 DEFAULT_HIDDEN = 64
 _SCALARS = (bool, int, float, str, type(None))
 #: keys of a user model's config node that are not constructor arguments
-META_KEYS = ("name", "defined_in", "hidden_channels")
+META_KEYS = ("name", "defined_in", "source_digest", "hidden_channels")
+#: hex digits of :func:`source_digest` kept in the config (64 bits)
+DIGEST_LENGTH = 16
 SIZES = ("in_channels", "hidden_channels", "out_channels")
 
 
@@ -112,7 +115,15 @@ class ModelSpec:
         return {"hidden_channels": width if usable else DEFAULT_HIDDEN, **found}
 
     def config_node(self) -> dict[str, Any]:
-        return {"name": self.name, "defined_in": self.defined_in, **self.hyperparameters()}
+        """The run config's ``model`` node; its ``source_digest`` puts the class's (and
+        factory's) code into the run identity, so an edited model is a new run on resume."""
+        digest = source_digest(self.cls, self.factory)
+        return {
+            "name": self.name,
+            "defined_in": self.defined_in,
+            "source_digest": digest,
+            **self.hyperparameters(),
+        }
 
     def model_factory(
         self, model_cfg: dict[str, Any], task_type: str | None = None
@@ -132,6 +143,23 @@ class ModelSpec:
         else:
             build = lambda i, h, o: cls(i, h, o, **settings)  # noqa: E731
         return ModelFactory(cls, build, self.task_types)
+
+
+def source_digest(*code: Any) -> str:
+    """SHA-256 (first :data:`DIGEST_LENGTH` hex digits) of the source of each class or
+    function given (None skipped); one without source (defined in a plain REPL or with
+    ``exec``) contributes its qualified name, so edits to it go unnoticed."""
+    parts = []
+    for obj in code:
+        if obj is None:
+            continue
+        try:
+            parts.append(inspect.getsource(obj))
+        except (OSError, TypeError):  # no source file to read
+            name = getattr(obj, "__qualname__", type(obj).__qualname__)
+            parts.append(f"{getattr(obj, '__module__', '')}.{name}")
+    joined = "\n\0".join(parts).encode("utf-8")
+    return hashlib.sha256(joined).hexdigest()[:DIGEST_LENGTH]
 
 
 _OUR_ORDER = ("name", "cls", "task_types", "factory")
