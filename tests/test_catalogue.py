@@ -236,8 +236,34 @@ def test_a_downloaded_network_archive_in_the_data_dir_counts_as_available(tmp_pa
 def test_a_seeded_loader_that_reads_files_is_not_called_generated(mirror, tmp_path):
     # hyperspheres_10_10_0 draws its edges from a seed but reads the released points
     entry = {e.config: e for e in catalogue()}["hyperspheres_10_10_0"]
-    assert str(offline_availability(entry, tmp_path, None)) == "no (download)"
+    assert str(offline_availability(entry, tmp_path, None)) == "no (mirror only)"
     assert str(offline_availability(entry, tmp_path, mirror)) == "yes (mirror)"
+
+
+@pytest.mark.parametrize("config", ["humloc", "pcg", "dblp_coauthorship"])
+def test_an_entry_with_no_download_path_says_mirror_only_when_its_files_are_absent(
+    mirror, tmp_path, config
+):
+    # MLGNC publishes its data in a GitHub repository only: the loaders cannot fetch it
+    entry = {e.config: e for e in catalogue()}[config]
+    empty = tmp_path / "empty_mirror"
+    empty.mkdir()
+    assert str(offline_availability(entry, tmp_path, empty)) == "no (mirror only)"
+    assert str(offline_availability(entry, tmp_path, mirror)) == "yes (mirror)"
+
+
+def test_list_datasets_shows_mirror_only_for_mlgnc_and_download_for_the_rest(capsys, tmp_path):
+    from graphnetz.cli.list import main as list_main
+
+    empty = tmp_path / "empty_mirror"
+    empty.mkdir()
+    list_main(
+        ["datasets", "--category", "multilabel", "--mirror", str(empty)]
+        + ["--data-dir", str(tmp_path / "data")]
+    )
+    rows = {line.split()[2]: line for line in capsys.readouterr().out.splitlines()[1:-1]}
+    assert rows["humloc"].endswith("no (mirror only)")
+    assert rows["yelp"].endswith("no (download)")  # torch_geometric fetches Yelp itself
 
 
 def test_dblp_coauthorship_has_the_edge_list_pairs_as_networkx_counts_them(

@@ -3,7 +3,9 @@
 ``list datasets`` prints one row per dataset config and task type it serves, with the
 task's default epochs and whether the data loads offline here: ``yes (generated)``,
 ``yes (built in)``, ``yes (data dir)`` (raw files already in ``--data-dir``),
-``yes (mirror)`` (in ``--mirror``), ``no (download)`` or ``no (needs ogb ...)``.
+``yes (mirror)`` (in ``--mirror``), ``no (download)`` (fetched on first use where the
+network is open), ``no (mirror only)`` (no automatic download: place the raw files in the
+mirror or the data dir) or ``no (needs ogb ...)``.
 """
 
 from __future__ import annotations

@@ -5,10 +5,12 @@ category serving that task type, the names sorted; :func:`catalogue` gives each 
 entry (task types, natural task, epochs, loader). :func:`offline_availability` says
 whether a dataset can be loaded here without a network: generated and built-in data
 always can; others when their raw files are in the data directory already or in the
-mirror (``paths.data_mirror`` / ``$GRAPHNETZ_DATA_MIRROR``). It reads only file names,
-never loads a dataset. A loader outside this package can say where its files live by
-carrying a ``raw_sources(**loader_kwargs) -> [(mirror_dir, data_dir_subdir, files)]``
-attribute (``files`` None: the folder must exist and hold a file).
+mirror (``paths.data_mirror`` / ``$GRAPHNETZ_DATA_MIRROR``); when they are in neither, the
+loader downloads them, except from a source with no download path (:data:`NO_DOWNLOAD`),
+whose files must be placed by hand. It reads only file names, never loads a dataset. A
+loader outside this package can say where its files live by carrying a
+``raw_sources(**loader_kwargs) -> [(mirror_dir, data_dir_subdir, files)]`` attribute
+(``files`` None: the folder must exist and hold a file).
 """
 
 from __future__ import annotations
@@ -172,6 +174,15 @@ def _network_sources(name: str, network: str | None = None, **_) -> list[Source]
 NETWORK_LOADER = "graphnetz.data.networks.load_network"
 BUILT_IN = ("graphnetz.data.pyg.load_karate",)
 NEEDS_OGB = ("graphnetz.data.ogb.load_ogb", "graphnetz.data.multilabel.load_ogbn_proteins")
+#: Mirror folders whose source has no automatic download: the MLGNC repository's ``data/``
+#: (the multi-label datasets, their hyperspheres points, DBLP co-authorship). A loader
+#: reading one of them fails offline and online alike until its files are placed by hand.
+NO_DOWNLOAD = ("MLGNC",)
+
+
+def has_download(sources: list[Source]) -> bool:
+    """Whether a loader reading ``sources`` can fetch them itself when they are absent."""
+    return not any(Path(remote).parts[0] in NO_DOWNLOAD for remote, _, _ in sources)
 
 
 def _holds(folder: Path, files) -> bool:
@@ -215,4 +226,6 @@ def offline_availability(
         return Availability(True, "data dir")
     if mirror is not None and all(_holds(mirror / remote, f) for remote, _, f in sources):
         return Availability(True, "mirror")
+    if not has_download(sources):  # the raw files go into the mirror or data dir by hand
+        return Availability(False, "mirror only")
     return Availability(False, "download")
