@@ -8,6 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 from torch_geometric.data import Data
 
 from graphnetz.analysis import (
@@ -211,3 +212,47 @@ def test_homophily_counted_in_edge_blocks_equals_one_block(monkeypatch):
     whole = homophily.edge_jaccard(edge_index, y)
     monkeypatch.setattr(homophily, "EDGE_BLOCK", 37)
     assert np.array_equal(homophily.edge_jaccard(edge_index, y), whole)
+
+
+def test_an_unknown_dataset_is_refused_naming_the_multilabel_datasets(tmp_path):
+    from graphnetz.analysis.__main__ import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["dataset=humlok", f"out={tmp_path / 'a'}"])
+    message = str(refused.value)
+    assert message.startswith("unknown dataset 'humlok'; multi-label datasets: [")
+    assert "'humloc'" in message and "'cora'" not in message  # only the valid choices
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("overrides", "folder"),
+    [
+        (["dataset=humloc"], "humloc"),  # a fixed dataset keeps its name
+        (["dataset=ml_synthetic"], "ml_synthetic_seed=0"),
+        (["dataset=ml_synthetic", "seed=3"], "ml_synthetic_seed=3"),
+        (
+            ["dataset=ml_synthetic", "dataset.loader.b=0.1", "dataset.loader.alpha=8"],
+            "ml_synthetic_alpha=8_b=0.1_seed=0",
+        ),
+    ],
+)
+def test_the_default_folder_names_the_generator_parameters(overrides, folder):
+    from graphnetz.analysis.__main__ import compose_config, default_folder, find_conf_dir
+
+    assert default_folder(compose_config(overrides), find_conf_dir()) == folder
+
+
+def test_analyses_of_two_generator_settings_do_not_overwrite_each_other(tmp_path):
+    from graphnetz.analysis.__main__ import main
+
+    small = ["dataset=ml_synthetic", "dataset.loader.num_nodes=60", f"paths.output_dir={tmp_path}"]
+    main([*small, "dataset.loader.alpha=2"])
+    main([*small, "dataset.loader.alpha=8"])
+    folders = sorted(p.name for p in (tmp_path / "analysis").iterdir())
+    assert folders == [
+        "ml_synthetic_alpha=2_num_nodes=60_seed=0",
+        "ml_synthetic_alpha=8_num_nodes=60_seed=0",
+    ]
+    written = OmegaConf.load(tmp_path / "analysis" / folders[1] / "loader.yaml")
+    assert written.loader.alpha == 8 and written.loader.num_nodes == 60 and written.seed == 0

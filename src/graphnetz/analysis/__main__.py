@@ -4,7 +4,8 @@ Composes the project's Hydra config from ``conf/`` (any override works, e.g.
 ``dataset=ml_synthetic dataset.loader.alpha=8 seed=3``), loads the dataset through its
 config's ``loader`` and writes ``statistics.csv/.md``, ``ccns.csv`` and the label-count
 histogram and CCNS heatmap (PNG + PDF) to ``out`` (default
-``<paths.output_dir>/analysis/<dataset>/``), printing the statistics row. ``dataset=`` is required and must name a multi-label
+``<paths.output_dir>/analysis/<folder>/``, see :func:`default_folder`) with the loader
+parameters (and seed) in ``loader.yaml``, printing the statistics row. ``dataset=`` is required and must name a multi-label
 dataset (task type ``ml_node_cls``); anything else is refused before a file is written.
 
 ``edges=simple`` (default) describes the graph the models train on (simple, undirected);
@@ -14,8 +15,11 @@ multi-label study's convention (see :func:`graphnetz.analysis.statistics.dataset
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,13 +64,21 @@ def _dataset_name(conf_dir: Path, overrides: list[str]) -> str:
     return name
 
 
-def _dataset_only(conf_dir: Path, overrides: list[str]) -> DictConfig:
-    """Fallback without ``conf/config.yaml``: the dataset group file plus dotlist overrides."""
+def _dataset_file(conf_dir: Path, overrides: list[str]) -> Path:
+    """The ``dataset=`` config file; an unknown name is refused before anything is
+    composed, naming the multi-label datasets."""
     name = _dataset_name(conf_dir, overrides)
     path = conf_dir / "dataset" / f"{name}.yaml"
     if not path.is_file():
-        choices = sorted(p.stem for p in (conf_dir / "dataset").glob("*.yaml"))
-        raise SystemExit(f"unknown dataset {name!r}; choose one of {choices}")
+        raise SystemExit(
+            f"unknown dataset {name!r}; multi-label datasets: {multilabel_datasets(conf_dir)}"
+        )
+    return path
+
+
+def _dataset_only(conf_dir: Path, overrides: list[str]) -> DictConfig:
+    """Fallback without ``conf/config.yaml``: the dataset group file plus dotlist overrides."""
+    path = _dataset_file(conf_dir, overrides)
     base = OmegaConf.create(
         {
             "seed": 0,
@@ -91,7 +103,7 @@ def compose_config(overrides: Sequence[str]) -> DictConfig:
     else:
         from hydra import compose, initialize_config_dir
 
-        _dataset_name(conf_dir, overrides)
+        _dataset_file(conf_dir, overrides)
         with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
             cfg = compose("config", overrides=overrides)
     task_types = OmegaConf.select(cfg, "dataset.task_types", default=None)
@@ -103,17 +115,60 @@ def compose_config(overrides: Sequence[str]) -> DictConfig:
     return cfg
 
 
+def _takes_seed(cfg: DictConfig) -> bool:
+    from hydra.utils import get_method
+
+    return "seed" in inspect.signature(get_method(cfg.dataset.loader._target_)).parameters
+
+
 def load_from_config(cfg: DictConfig) -> Any:
     """Instantiate ``cfg.dataset.loader`` with root, mirror (and seed if it takes one)."""
-    from hydra.utils import get_method, instantiate
+    from hydra.utils import instantiate
 
     extra: dict[str, Any] = {
         "root": OmegaConf.select(cfg, "paths.data_dir", default="data"),
         "mirror": OmegaConf.select(cfg, "paths.data_mirror", default=None),
     }
-    if "seed" in inspect.signature(get_method(cfg.dataset.loader._target_)).parameters:
+    if _takes_seed(cfg):
         extra["seed"] = int(OmegaConf.select(cfg, "seed", default=0))
     return instantiate(cfg.dataset.loader, **extra)
+
+
+SAFE_FOLDER = re.compile(r"[A-Za-z0-9._=,+-]+")
+MAX_FOLDER = 100
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(map(_text, value))
+    return str(value)
+
+
+def default_folder(cfg: DictConfig, conf_dir: Path) -> str:
+    """The default output folder name: the dataset name, then each loader parameter that
+    differs from the dataset's own config file (``key=value``, sorted by key), then
+    ``seed=<n>`` when the loader draws the graph from the run seed; so analyses of
+    different generator parameters or seeds never share a folder. A suffix that is too
+    long or not filename-safe becomes ``params-<12 hex of its SHA-256>``."""
+    name = str(cfg.dataset.name)
+    given = OmegaConf.to_container(cfg.dataset.loader, resolve=True)
+    path = conf_dir / "dataset" / f"{name}.yaml"
+    default = OmegaConf.load(path).get("loader") if path.is_file() else None
+    default = OmegaConf.to_container(default, resolve=False) if default is not None else {}
+    parts = [
+        f"{key}={_text(value)}"
+        for key, value in sorted(given.items())
+        if key != "_target_" and (key not in default or default[key] != value)
+    ]
+    if _takes_seed(cfg):
+        parts.append(f"seed={int(OmegaConf.select(cfg, 'seed', default=0))}")
+    if not parts:
+        return name
+    suffix = "_".join(parts)
+    if len(suffix) > MAX_FOLDER or not SAFE_FOLDER.fullmatch(suffix):
+        digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
+        suffix = f"params-{digest}"
+    return f"{name}_{suffix}"
 
 
 def _option(args: list[str], key: str) -> str | None:
@@ -141,11 +196,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             OmegaConf.select(cfg, "paths.data_mirror", default=None),
         )
     if out is None:
-        out = Path(OmegaConf.select(cfg, "paths.output_dir", default="outputs")) / "analysis" / name
+        output_dir = Path(OmegaConf.select(cfg, "paths.output_dir", default="outputs"))
+        out = output_dir / "analysis" / default_folder(cfg, find_conf_dir())
 
     from .report import analyse_dataset, statistics_table, table_markdown
 
     row = analyse_dataset(data, name, out, released)
+    # the parameters the graph was drawn with, next to its statistics
+    loader = {"loader": OmegaConf.to_container(cfg.dataset.loader, resolve=True)}
+    if _takes_seed(cfg):
+        loader["seed"] = int(OmegaConf.select(cfg, "seed", default=0))
+    OmegaConf.save(OmegaConf.create(loader), Path(out) / "loader.yaml")
     print(f"edges: {edges}" + (" (the edge file as released)" if released is not None else ""))
     print(table_markdown(statistics_table([row])), end="")
     print(f"features: {getattr(data, 'feature_note', '?')}")
