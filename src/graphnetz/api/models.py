@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 from hydra.utils import get_class
 from omegaconf import OmegaConf
-from torch import nn
+from torch import Tensor, nn
 
 from graphnetz.api.registry import MODELS, register
 from graphnetz.config_dir import CONF_DIR
@@ -142,7 +142,31 @@ class ModelSpec:
                 return cls(in_channels=i, out_channels=o, **hidden, **settings)
         else:
             build = lambda i, h, o: cls(i, h, o, **settings)  # noqa: E731
-        return ModelFactory(cls, build, self.task_types)
+        name = self.name
+
+        def checked(i: int, h: int, o: int) -> nn.Module:
+            return check_width(build(i, h, o), name, o)
+
+        return ModelFactory(cls, checked, self.task_types)
+
+
+def check_width(model: nn.Module, name: str, expected: int) -> nn.Module:
+    """``model``, checked at its first call to return ``[..., expected]``: a wrong width is
+    an error naming the widths, not a score over the wrong logits (or an IndexError)."""
+    if not isinstance(model, nn.Module):
+        return model
+
+    def check(module: nn.Module, args: Any, output: Any) -> None:
+        handle.remove()  # the first output decides; later calls cost nothing
+        if isinstance(output, Tensor) and output.dim() >= 2 and output.shape[-1] != expected:
+            raise ValueError(
+                f"model {name!r} ({type(module).__name__}) returned outputs of width "
+                f"{output.shape[-1]} (shape {tuple(output.shape)}); expected {expected}, the "
+                f"out_channels it was built with: its last layer must map to out_channels"
+            )
+
+    handle = model.register_forward_hook(check)
+    return model
 
 
 def source_digest(*code: Any) -> str:
@@ -389,7 +413,8 @@ def wrap_encoder(
         )
     cls = encoder if isinstance(encoder, type) else nn.Module
     level = RELATIONAL_LINK if extras.get("num_relations") is not None else TASK_LEVELS[task_type]
-    build = lambda i, o: encoder(i, hidden_channels, o)  # noqa: E731
+    name = getattr(encoder, "__name__", type(encoder).__name__)
+    build = lambda i, o: check_width(encoder(i, hidden_channels, o), name, o)  # noqa: E731
     return adapt(build, cls, level, in_channels, out_channels, hidden_channels, **extras)
 
 
