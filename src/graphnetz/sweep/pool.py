@@ -201,7 +201,9 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn], started: Path)
     for mark in started.iterdir():  # a killed worker's, from the batch before
         mark.unlink(missing_ok=True)
     units = stack_units(jobs, workers)
-    pool = _fork_pool(min(workers, len(units)))
+    # a worker per job up to ``workers``, not per unit: a unit whose seeds do not stack
+    # hands them back to be run one by one, and an idle worker takes them
+    pool = _fork_pool(min(workers, len(jobs)))
     running, waiting = [], []
 
     def lose(unit) -> None:
