@@ -376,4 +376,8 @@ def render(analysis: ReportAnalysis, figures: FigureLinks | str | None = None) -
     text = "\n".join(L)
     if analysis.datasets.empty:
         return text
-    return text.rstrip("\n") + "\n\n" + datasets_markdown(analysis.datasets)
+    return (
+        text.rstrip("\n")
+        + "\n\n"
+        + datasets_markdown(analysis.datasets, metric=analysis.settings.metric)
+    )
