@@ -1,4 +1,5 @@
-"""What the API checks of a user model before its numbers count: the width of its output."""
+"""What the API checks of a user model before its numbers count: how its forward is called
+and the width of its output."""
 
 from __future__ import annotations
 
@@ -86,3 +87,39 @@ def test_a_benchmark_run_of_a_too_wide_model_fails_with_the_widths(data_dir):
                 "trainer.accelerator": "cpu",
             },
         )
+
+
+class OnlyX(nn.Module):
+    """``forward(self, x)``: one required argument, but named ``x``, so not a Data model."""
+
+    task_types = {"node_cls"}
+
+    def __init__(self, in_channels, hidden_channels, out_channels):
+        super().__init__()
+        self.lin = nn.Linear(in_channels, out_channels)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class TakesGraph(OnlyX):
+    """``forward(self, graph)``: one required argument not named ``x`` gets the Data."""
+
+    def forward(self, graph):
+        return self.lin(graph.x)
+
+
+def test_a_forward_of_x_alone_is_refused_naming_the_calling_conventions():
+    with pytest.raises(TypeError, match=r"model 'Mine' \(OnlyX\): forward\(x\) cannot be") as err:
+        model_spec("Mine", OnlyX).model_factory({}).build(3, 16, 2)
+    assert (
+        "forward(data) when forward has exactly one required positional argument not named x"
+        in str(err.value)
+    )
+    assert "forward(x, edge_index)" in str(err.value)
+
+
+def test_one_required_argument_not_named_x_is_called_with_the_data():
+    graph = ring()
+    model = wrap_encoder(TakesGraph, "node_cls", in_channels=3, out_channels=2)
+    assert model(graph.x, graph.edge_index).shape == (12, 2)

@@ -31,6 +31,7 @@ from torch import Tensor, nn
 from graphnetz.api.registry import MODELS, register
 from graphnetz.config_dir import CONF_DIR
 from graphnetz.models.adapters import adapt
+from graphnetz.models.contract import capabilities
 from graphnetz.task_types import RELATIONAL_LINK, TASK_LEVELS
 from graphnetz.tasks import TASK_CLASSES
 from graphnetz.training.build import ModelFactory
@@ -145,9 +146,35 @@ class ModelSpec:
         name = self.name
 
         def checked(i: int, h: int, o: int) -> nn.Module:
-            return check_width(build(i, h, o), name, o)
+            return check_width(check_forward(build(i, h, o), name), name, o)
 
         return ModelFactory(cls, checked, self.task_types)
+
+
+def check_forward(model: nn.Module, name: str) -> nn.Module:
+    """``model``, if its ``forward`` takes one of the calls the pipeline makes: ``forward(data)``
+    (one required positional argument, not named ``x``), ``forward(x, edge_index)``, or
+    ``forward(x, edge_index, batch)`` for a class with ``graph_level = True``."""
+    if not isinstance(model, nn.Module):
+        return model
+    caps = capabilities(model)
+    if caps.takes_data:
+        return model
+    args = ("x", "edge_index", "batch") if caps.graph_level else ("x", "edge_index")
+    try:
+        signature = inspect.signature(model.forward)
+    except (TypeError, ValueError):  # nothing to read: the call itself will tell
+        return model
+    try:
+        signature.bind(*args)
+    except TypeError as err:
+        raise TypeError(
+            f"model {name!r} ({type(model).__name__}): forward{signature} cannot be called "
+            f"as forward({', '.join(args)}) ({err}). The pipeline calls forward(data) when "
+            "forward has exactly one required positional argument not named x, else "
+            "forward(x, edge_index) (forward(x, edge_index, batch) with graph_level = True)"
+        ) from None
+    return model
 
 
 def check_width(model: nn.Module, name: str, expected: int) -> nn.Module:
@@ -414,7 +441,9 @@ def wrap_encoder(
     cls = encoder if isinstance(encoder, type) else nn.Module
     level = RELATIONAL_LINK if extras.get("num_relations") is not None else TASK_LEVELS[task_type]
     name = getattr(encoder, "__name__", type(encoder).__name__)
-    build = lambda i, o: check_width(encoder(i, hidden_channels, o), name, o)  # noqa: E731
+    build = lambda i, o: check_width(  # noqa: E731
+        check_forward(encoder(i, hidden_channels, o), name), name, o
+    )
     return adapt(build, cls, level, in_channels, out_channels, hidden_channels, **extras)
 
 
