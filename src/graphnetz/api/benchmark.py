@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,20 +149,24 @@ def _default_name(model: Any) -> str:
 
 def _seeds(seeds: Iterable[int] | int | None, seed: int | None) -> list[int]:
     """The run seeds: ``seeds`` (an iterable; an int is that one seed, as in the reference
-    package), or the one ``seed``; default 0-9."""
+    package), or the one ``seed``; default 0-9. Integers of any kind (``np.arange(3)``)."""
     if seed is not None:
         if seeds is not None:
             raise ValueError(f"give seeds= or seed=, not both (seeds={seeds!r}, seed={seed!r})")
         seeds = [seed]
     elif seeds is None:
         seeds = range(10)
-    elif isinstance(seeds, int) and not isinstance(seeds, bool):
+    elif _is_integer(seeds):
         seeds = [seeds]
     values = list(seeds)
-    bad = [s for s in values if isinstance(s, bool) or not isinstance(s, int)]
-    if bad or not values:
+    if not values or not all(_is_integer(s) for s in values):
         raise ValueError(f"seeds= must be a non-empty iterable of integers; got {values!r}")
-    return values
+    return [int(s) for s in values]  # numpy's integers become ints (records store JSON)
+
+
+def _is_integer(value: Any) -> bool:
+    """An integer of any kind (``int``, ``np.int64``, ...), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _progress(progress: bool | None, verbose: bool | None) -> bool:
