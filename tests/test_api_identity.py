@@ -3,8 +3,8 @@ class retrains, and unchanged code reuses the records (``resume=True``)."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
+import inspect
 import json
 import sys
 import textwrap
@@ -66,12 +66,21 @@ def test_the_digest_follows_the_class_source(tmp_path, monkeypatch):
     assert first["source_digest"] != edited["source_digest"]
 
 
-def test_a_class_without_source_falls_back_to_its_name():
+def no_source_class(body: str) -> type:
+    """``Edited`` compiled from a string (no file to read, as in a REPL)."""
     namespace: dict = {}
-    exec("class NoSource:\n    task_types = {'node_cls'}\n", namespace)  # no file to read
-    digest = model_spec("M", namespace["NoSource"]).config_node()["source_digest"]
-    assert digest == source_digest(namespace["NoSource"])
-    assert digest == hashlib.sha256(b"builtins.NoSource").hexdigest()[: len(digest)]
+    exec(textwrap.dedent(SOURCE.format(body=body)), namespace)
+    return namespace["Edited"]
+
+
+def test_a_class_without_source_is_told_apart_by_its_methods_code():
+    first, same, edited = (
+        no_source_class(b) for b in ("self.lin(x)", "self.lin(x)", "-self.lin(x)")
+    )
+    with pytest.raises((OSError, TypeError)):
+        inspect.getsource(first)  # the case at hand: no source to read
+    assert source_digest(first) == source_digest(same)
+    assert source_digest(first) != source_digest(edited)
 
 
 def test_resume_retrains_an_edited_class_and_reuses_an_unchanged_one(

@@ -197,20 +197,38 @@ def check_width(model: nn.Module, name: str, expected: int) -> nn.Module:
 
 
 def source_digest(*code: Any) -> str:
-    """SHA-256 (first :data:`DIGEST_LENGTH` hex digits) of the source of each class or
-    function given (None skipped); one without source (defined in a plain REPL or with
-    ``exec``) contributes its qualified name, so edits to it go unnoticed."""
-    parts = []
-    for obj in code:
-        if obj is None:
-            continue
-        try:
-            parts.append(inspect.getsource(obj))
-        except (OSError, TypeError):  # no source file to read
-            name = getattr(obj, "__qualname__", type(obj).__qualname__)
-            parts.append(f"{getattr(obj, '__module__', '')}.{name}")
-    joined = "\n\0".join(parts).encode("utf-8")
-    return hashlib.sha256(joined).hexdigest()[:DIGEST_LENGTH]
+    """SHA-256 (first :data:`DIGEST_LENGTH` hex digits) of the code of each class or
+    function given (None skipped): its source, or where there is none to read (a class
+    defined in a notebook or a REPL) the source or compiled code of its methods."""
+    joined = "\n\0".join(_code_text(obj) for obj in code if obj is not None)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:DIGEST_LENGTH]
+
+
+def _code_text(obj: Any) -> str:
+    """The source of ``obj``; else its qualified name and, for a class, its own methods'
+    code (a notebook's class has no source file, its methods' cells do), for a function
+    its compiled code."""
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):  # no source file to read
+        pass
+    name = getattr(obj, "__qualname__", type(obj).__qualname__)
+    text = f"{getattr(obj, '__module__', '')}.{name}"
+    if isinstance(obj, type):
+        for key, value in sorted(vars(obj).items()):
+            function = getattr(value, "__func__", value)  # staticmethod, classmethod
+            if inspect.isfunction(function):
+                text += f"\n{key}: {_code_text(function)}"
+    elif inspect.iscode(code := getattr(obj, "__code__", None)):
+        text += _compiled(code)
+    return text
+
+
+def _compiled(code: Any) -> str:
+    """A code object's instructions, names and constants (nested code included), without
+    its line numbers."""
+    consts = [_compiled(c) if inspect.iscode(c) else repr(c) for c in code.co_consts]
+    return repr((code.co_code, code.co_names, code.co_varnames, consts))
 
 
 _OUR_ORDER = ("name", "cls", "task_types", "factory")
