@@ -4,8 +4,9 @@ A model is any ``nn.Module`` a config's ``_target_`` builds as
 ``Cls(in_channels=..., out_channels=..., **config)`` whose ``forward(x, edge_index)`` returns
 ``[N, out_channels]`` (graph-level models: ``forward(x, edge_index, batch)`` returns
 ``[num_graphs, out_channels]``). A model whose ``forward(data)`` takes the PyG ``Data``
-object instead (one required argument, as in the reference package) is called with a
-``Data`` holding those tensors (:class:`graphnetz.models.adapters.DataForward`). What else it can do it declares with the typed class
+object instead (one required positional argument besides ``self``, not named ``x``, as in
+the reference package) is called with a ``Data`` holding those tensors
+(:class:`graphnetz.models.adapters.DataForward`). What else it can do it declares with the typed class
 attributes and hooks of :class:`GraphModel`, as PyG's ``BasicGNN`` declares
 ``supports_edge_weight``. Our models inherit them; a module that does not (a third-party
 class) gets the defaults. The pipeline reads a declaration only through
