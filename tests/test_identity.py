@@ -153,6 +153,32 @@ def test_a_failure_recorded_through_a_taken_folder_keeps_the_siblings_finished_r
     assert failed.run_dir == str(rerun) and RunRecord.read(rerun / RECORD_NAME).status == "failed"
 
 
+def test_a_resumed_run_finished_meanwhile_by_another_writer_keeps_that_record(
+    make_cfg, tmp_path, monkeypatch
+):
+    """Two processes extending one sweep with resume=true may train the same run: the
+    first record written stays (the second writer neither overwrites it nor writes a
+    rerun folder)."""
+    from graphnetz.training import run as run_module
+
+    run_dir = tmp_path / "karate_gcn"
+    other = tmp_path / "elsewhere"
+    first = run_experiment(make_cfg(*TINY), other)  # what the other writer wrote
+    train = run_module.train_and_evaluate
+
+    def other_writer_finishes_first(*args, **kwargs):
+        outcome = train(*args, **kwargs)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / RECORD_NAME).write_bytes((other / RECORD_NAME).read_bytes())
+        return outcome
+
+    monkeypatch.setattr(run_module, "train_and_evaluate", other_writer_finishes_first)
+    kept = run_experiment(make_cfg(*TINY, "resume=true", "stack_seeds=false"), run_dir)
+    assert (run_dir / RECORD_NAME).read_bytes() == (other / RECORD_NAME).read_bytes()
+    assert kept.metrics == first.metrics and kept.run_dir == str(run_dir)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "karate_gcn"]
+
+
 def test_the_run_writes_into_its_own_folder_from_the_start_and_says_where(make_cfg, tmp_path):
     """The folder is chosen before training (a checkpoint goes where the record will), and
     the process says where the record went: a sweep's tally reads it there."""

@@ -228,7 +228,19 @@ def _unresolved_failure(
 
 def _finish(record: RunRecord, run_dir: Path | None, keep_checkpoint: bool = False) -> RunRecord:
     if run_dir is not None:
-        run_dir = own_run_dir(record.identity, run_dir)
+        resuming = bool((record.config or {}).get("resume"))
+        run_dir = own_run_dir(record.identity, run_dir, resuming)
+        meanwhile = _readable_record(run_dir) if resuming else None
+        if (
+            meanwhile is not None
+            and meanwhile.finished
+            and meanwhile.run_identity() == record.identity
+        ):  # a second writer of the same resumed sweep finished this run first: it stays
+            log.info("%s: finished meanwhile by another process; its record stays", record.label())
+            _note_record_dir(run_dir)
+            if not keep_checkpoint:
+                discard_checkpoint(run_dir)
+            return replace(meanwhile, run_dir=str(run_dir))
         record.write(run_dir)
         _note_record_dir(run_dir)
         if not keep_checkpoint:
