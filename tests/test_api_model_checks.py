@@ -4,9 +4,8 @@ and the width of its output."""
 from __future__ import annotations
 
 import pytest
-import torch
+from test_api_identity import ring
 from torch import nn
-from torch_geometric.data import Data
 
 from graphnetz import run_benchmark, task_from_dataset, wrap_encoder
 from graphnetz.api.benchmark import BenchmarkFailed
@@ -41,17 +40,9 @@ class Right(Widened):
     extra = 0
 
 
-def ring(n: int = 12) -> Data:
-    y = torch.arange(n) % 2
-    x = y[:, None].float() + torch.randn(n, 3, generator=torch.Generator().manual_seed(0))
-    src = torch.arange(n)
-    edge_index = torch.stack([torch.cat([src, (src + 1) % n]), torch.cat([(src + 1) % n, src])])
-    return Data(x=x, edge_index=edge_index, y=y)
-
-
 @pytest.mark.parametrize(("cls", "got"), [(Widened, 9), (OneColumn, 1)])
 def test_a_wrong_output_width_names_the_model_and_both_widths(cls, got):
-    graph = ring()
+    graph = ring(12)
     model = model_spec("Mine", cls).model_factory({}).build(3, 16, 4)
     with pytest.raises(
         ValueError, match=rf"model 'Mine' \({cls.__name__}\).* width {got} .*expected 4"
@@ -60,21 +51,21 @@ def test_a_wrong_output_width_names_the_model_and_both_widths(cls, got):
 
 
 def test_the_right_width_passes_and_is_checked_once():
-    graph = ring()
+    graph = ring(12)
     model = model_spec("Mine", Right).model_factory({}).build(3, 16, 4)
     assert model(graph.x, graph.edge_index).shape == (12, 4)
     assert not model._forward_hooks  # later calls run without the check
 
 
 def test_wrap_encoder_checks_the_encoder_it_wraps():
-    graph = ring()
+    graph = ring(12)
     model = wrap_encoder(Widened, "node_cls", in_channels=3, out_channels=2)
     with pytest.raises(ValueError, match=r"model 'Widened'.* width 7 .*expected 2"):
         model(graph.x, graph.edge_index)
 
 
 def test_a_benchmark_run_of_a_too_wide_model_fails_with_the_widths(data_dir):
-    task = task_from_dataset("ring", "node_cls", ring(), split="random")
+    task = task_from_dataset("ring", "node_cls", ring(12), split="random")
     with pytest.raises(BenchmarkFailed, match=r"model 'Wide' \(Widened\).* width 7 .*expected 2"):
         run_benchmark(
             models={"Wide": Widened},
@@ -120,6 +111,6 @@ def test_a_forward_of_x_alone_is_refused_naming_the_calling_conventions():
 
 
 def test_one_required_argument_not_named_x_is_called_with_the_data():
-    graph = ring()
+    graph = ring(12)
     model = wrap_encoder(TakesGraph, "node_cls", in_channels=3, out_channels=2)
     assert model(graph.x, graph.edge_index).shape == (12, 2)

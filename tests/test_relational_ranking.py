@@ -55,18 +55,23 @@ class FixedDistMult(nn.Module):
         return (z[heads] * R[relation]) @ z.t()
 
 
-def knowledge_graph() -> Data:
-    triples = TRAIN + VAL + TEST
-    split = ["train"] * len(TRAIN) + ["val"] * len(VAL) + ["test"] * len(TEST)
+def triples_graph(train, val, test, num_nodes: int, num_relations: int) -> Data:
+    """A knowledge graph of (head, relation, tail) triples with its split masks."""
+    triples = [*train, *val, *test]
+    split = ["train"] * len(train) + ["val"] * len(val) + ["test"] * len(test)
     return Data(
         edge_index=torch.tensor([[h for h, _, _ in triples], [t for _, _, t in triples]]),
         edge_type=torch.tensor([r for _, r, _ in triples]),
         train_mask=torch.tensor([s == "train" for s in split]),
         val_mask=torch.tensor([s == "val" for s in split]),
         test_mask=torch.tensor([s == "test" for s in split]),
-        num_nodes=4,
-        num_relations=2,
+        num_nodes=num_nodes,
+        num_relations=num_relations,
     )
+
+
+def knowledge_graph() -> Data:
+    return triples_graph(TRAIN, VAL, TEST, num_nodes=4, num_relations=2)
 
 
 def ranked_triples(graph, split: str, count: int) -> list[tuple[int, int, int]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import optuna
 import pytest
 import torch
+from test_relational_ranking import triples_graph
 from torch_geometric.data import Data
 
 from graphnetz.run_record import RunRecord
@@ -52,16 +53,7 @@ def knowledge_graph() -> Data:
         r = int(torch.randint(2, (1,), generator=gen))
         if h != t and (h, r, t) not in seen:
             seen.append((h, r, t))
-    split = ["train"] * 28 + ["val"] * 6 + ["test"] * 6
-    return Data(
-        edge_index=torch.tensor([[h for h, _, _ in seen], [t for _, _, t in seen]]),
-        edge_type=torch.tensor([r for _, r, _ in seen]),
-        train_mask=torch.tensor([s == "train" for s in split]),
-        val_mask=torch.tensor([s == "val" for s in split]),
-        test_mask=torch.tensor([s == "test" for s in split]),
-        num_nodes=12,
-        num_relations=2,
-    )
+    return triples_graph(seen[:28], seen[28:34], seen[34:], num_nodes=12, num_relations=2)
 
 
 def test_a_knowledge_graph_search_is_scored_and_labelled_by_mrr(tmp_path, monkeypatch):
