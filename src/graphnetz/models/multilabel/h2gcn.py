@@ -17,11 +17,17 @@ from graphnetz.models.multilabel._graph import (
     normalize,
     simple_edges,
 )
+from graphnetz.models.multilabel.mask_products import ScaledMaskOperator
 
 #: Keep Â₂ as a dense matrix when at least this fraction of its N² entries is non-zero:
 #: there a dense product is as fast as a sparse one (HumLoc, 9 %: equal; PCG, 16 %:
 #: dense 25 % faster), and BlogCatalog's strict 2-hop set is most of all pairs.
 DENSE_FRACTION = 0.1
+#: Dense Â₂ of at least this many nodes is multiplied exactly in int8 on the CPU
+#: (:mod:`~graphnetz.models.multilabel.mask_products`): BlogCatalog's 10 312 nodes 1.45x
+#: per epoch; on PCG's 3 233 the digit work outweighs the products (0.87x), so smaller
+#: graphs keep the float matrix.
+INT8_MIN_NODES = 8192
 
 
 def _two_paths(ei: Tensor, num_nodes: int) -> int:
@@ -75,11 +81,24 @@ def strict_two_hop(edge_index: Tensor, num_nodes: int) -> Tensor:
     return _strict_two_hop_sparse(ei, num_nodes)
 
 
-def _dense_sym_operator(mask: Tensor) -> DenseOperator:
-    """D^-1/2 A D^-1/2 as a dense ``[target, source]`` matrix; ``mask`` is [source, target]."""
+def _dense_sym_operator(mask: Tensor) -> ScaledMaskOperator | DenseOperator:
+    """D^-1/2 A D^-1/2 as a dense ``[target, source]`` operator; ``mask`` is [source, target].
+
+    On the CPU, from ``INT8_MIN_NODES`` nodes, the 0/1 matrix is kept as int8 and
+    multiplied exactly (:mod:`~graphnetz.models.multilabel.mask_products`); otherwise
+    as a float matrix.
+    """
     deg = mask.sum(0).to(torch.float)  # in-degree of each target, as in ``normalize``
     inv = deg.pow(-0.5).masked_fill(deg <= 0, 0.0)
+    if mask.device.type == "cpu" and mask.size(0) >= INT8_MIN_NODES:
+        return ScaledMaskOperator(mask.t(), inv, inv)
     return DenseOperator(inv.unsqueeze(1) * mask.t().to(torch.float) * inv.unsqueeze(0))
+
+
+def _pair_mask(pairs: Tensor, num_nodes: int) -> Tensor:
+    mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool, device=pairs.device)
+    mask[pairs[0], pairs[1]] = True
+    return mask
 
 
 def _sparse_sym_operator(ei: Tensor, num_nodes: int) -> FixedOperator:
@@ -95,8 +114,9 @@ def _two_hop_operator(one: Tensor, num_nodes: int):
         two = mask.nonzero().t()
     else:
         two = _strict_two_hop_sparse(one, num_nodes)
-    op = _sparse_sym_operator(two, num_nodes)
-    return op.to_dense() if two.size(1) >= dense_enough else op
+    if two.size(1) >= dense_enough:
+        return _dense_sym_operator(_pair_mask(two, num_nodes))
+    return _sparse_sym_operator(two, num_nodes)
 
 
 def hop_operators(edge_index: Tensor, num_nodes: int) -> list:
@@ -116,7 +136,9 @@ class H2GCN(GraphModel):
     normalisation, no per-round weights or non-linearity as in the paper);
     logits = W_c · dropout([r_0 || r_1 || ... || r_K]). ``num_layers`` is K, and the
     width of r_k is 2^k · hidden_channels. Â_1 and Â_2 are built once per graph and
-    cached (sparse, or dense where Â_2 covers >= 10 % of all node pairs).
+    cached (sparse, or dense where Â_2 covers >= 10 % of all node pairs: on the CPU and
+    from ``INT8_MIN_NODES`` nodes a 0/1 int8 matrix multiplied exactly, see
+    :mod:`~graphnetz.models.multilabel.mask_products`).
 
     ``forward(..., output_nodes=...)`` (the task passes the train nodes when training)
     computes the last round only for those rows; the dropout mask is still drawn for
