@@ -96,6 +96,9 @@ def _time_epochs(case: str, mirror: str, epochs: int, threads: int, device: str)
     }
     torch.manual_seed(0)
     epoch()  # warm-up: builds cached operators and allocator pools
+    # a run NaN-fills new tensors until its first evaluated epoch has ended, no longer
+    # (graphnetz/training/nan_fill.py): time the epochs after it as a run pays them
+    torch.utils.deterministic.fill_uninitialized_memory = False
     steps, evals = [], []
     for _ in range(epochs):
         step, evaluation, logits = epoch()

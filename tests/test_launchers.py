@@ -235,3 +235,42 @@ def test_the_slurm_preset_reads_the_machine_settings(tmp_path):
     assert got == {"partition": "long", "timeout_min": 90, "mem_gb": 12, "cpus_per_task": 3}
     assert (launcher.gpus_per_node, launcher.array_parallelism) == (2, 5)
     assert "local" not in mine or not mine.get("local")  # launcher settings stay out of runs
+
+
+def test_a_cell_whose_runs_train_alone_reaches_the_workers_job_by_job(monkeypatch, tmp_path):
+    """A unit that cannot stack is split before the workers take it: otherwise one
+    worker ran its first job and only then handed back the rest (a sweep of one
+    H2GCN cell ran its seeds one after another beside an idle worker)."""
+    from concurrent.futures import Future
+
+    from graphnetz.sweep import pool
+
+    jobs = [(0, ["model=h2gcn", "seed=0"]), (1, ["model=h2gcn", "seed=1"])]
+    jobs += [(2, ["model=gcn", "seed=0"]), (3, ["model=gcn", "seed=1"])]
+    submitted = []
+
+    class InlinePool:
+        def submit(self, fn, unit):
+            submitted.append([idx for idx, _ in unit])
+            future = Future()
+            future.set_result([(idx, f"ran {idx}") for idx, _ in unit])
+            return future
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    monkeypatch.setattr(pool, "_fork_pool", lambda workers: InlinePool())
+    monkeypatch.setattr(pool, "_trains_alone", lambda job: "model=h2gcn" in job[1])
+    results: dict = {}
+    (tmp_path / "started").mkdir()
+    pool._run_batch(jobs, 2, results, tmp_path / "started")
+    assert submitted == [[0], [1], [2, 3]]
+    assert results == {i: f"ran {i}" for i in range(4)}
+
+
+def test_lone_units_split_in_sweep_order():
+    from graphnetz.sweep.pool import split_lone_units
+
+    units = [[(0, "a"), (1, "a")], [(2, "b"), (3, "b")], [(4, "a")]]
+    split = split_lone_units(units, trains_alone=lambda job: job[1] == "a")
+    assert split == [[(0, "a")], [(1, "a")], [(2, "b"), (3, "b")], [(4, "a")]]

@@ -7,9 +7,9 @@ joblib launcher's workers each import everything and receive the pickled Hydra s
 with every job). A worker keeps what it loaded (datasets are cached per process,
 ``graphnetz.data.loading``) for the jobs that follow. Jobs are handed out in sweep order
 to whichever worker is free, a cell's seeds as one unit (trained stacked where they can
-be, :mod:`graphnetz.sweep.stacking`); a unit whose seeds train alone runs its first job
-and hands the others back, which are queued one by one, so that no worker works through
-a long cell while another waits. Results come back in sweep order.
+be, :mod:`graphnetz.sweep.stacking`); a cell whose seeds train alone is handed out job
+by job (:func:`split_lone_units`), so that no worker works through a long cell while
+another waits. Results come back in sweep order.
 
 A job that fails is a failed run, as in every launcher. A worker that dies (killed,
 out of memory, a crash in native code) takes only its job with it. The pool breaks,
@@ -40,10 +40,12 @@ from typing import Any
 
 from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, run_job
 from hydra.types import HydraContext, TaskFunction
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from graphnetz.sweep.prewarm import prewarm
 from graphnetz.sweep.stacking import Deferred, run_unit, stack_units
+from graphnetz.training.resolve import resolve_run
+from graphnetz.training.stacked import stack_refusal
 
 log = logging.getLogger(__name__)
 #: Held by threads of the launching process while they write to a stream, and by the fork.
@@ -84,6 +86,33 @@ def _job_config(idx: int, overrides: Sequence[str]) -> DictConfig:
         sweep_config.hydra.job.id = idx
         sweep_config.hydra.job.num = idx
     return sweep_config
+
+
+def _trains_alone(job: tuple[int, Sequence[str]]) -> bool:
+    """Whether the job's runs cannot train stacked (the refusal a worker's unit would
+    meet); False where that cannot be told here (the worker meets the error)."""
+    idx, overrides = job
+    try:
+        cfg = _job_config(idx, overrides)
+        spec = resolve_run(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
+    except Exception:  # noqa: BLE001 - its job records why it cannot run
+        return False
+    return stack_refusal(spec) is not None
+
+
+def split_lone_units(units: list[list], trains_alone=None) -> list[list]:
+    """``units`` with each unit whose runs train alone as one-job units, in sweep order.
+
+    Decided before any worker takes them: a worker runs such a unit's first job and only
+    then hands the others back, so a sweep of one such cell (3 seeds of H2GCN) ran its
+    seeds one after another while the other workers idled.
+    """
+    trains_alone = trains_alone or _trains_alone
+    split: list[list] = []
+    for unit in units:
+        lone = len(unit) > 1 and trains_alone(unit[0])
+        split.extend([[job] for job in unit] if lone else [unit])
+    return split
 
 
 def _run(
@@ -200,7 +229,7 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn], started: Path)
     jobs lost with a dead worker, as (those that had started, those that had not)."""
     for mark in started.iterdir():  # a killed worker's, from the batch before
         mark.unlink(missing_ok=True)
-    units = stack_units(jobs, workers)
+    units = split_lone_units(stack_units(jobs, workers))
     # a worker per job up to ``workers``, not per unit: a unit whose seeds do not stack
     # hands them back to be run one by one, and an idle worker takes them
     pool = _fork_pool(min(workers, len(jobs)))
