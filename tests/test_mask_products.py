@@ -60,6 +60,14 @@ def test_a_column_with_a_non_finite_value_comes_out_nan():
     assert torch.equal(out[:, [0, 3]], clean[:, [0, 3]])
 
 
+def test_float64_rows_get_a_float64_product():
+    mask = _mask(6, 9, 0.5, seed=10)
+    h = torch.randn(9, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(11))
+    out = mask_product(mask, h)
+    assert out.dtype == torch.float64
+    assert torch.equal(out, mask.double() @ h)
+
+
 def test_zero_columns_and_empty_shapes():
     mask = _mask(5, 8, 0.5, seed=7)
     assert torch.equal(mask_product(mask, torch.zeros(8, 3)), torch.zeros(5, 3))

@@ -48,8 +48,11 @@ def _digits(h: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def mask_product(mask: Tensor, h: Tensor) -> Tensor:
-    """``mask @ h`` for an int8 0/1 ``mask`` ``[R, K]`` and float ``h`` ``[K, c]``: the exact
-    product with ``h`` in 28-bit fixed point per column, rounded once to ``h``'s dtype."""
+    """``mask @ h`` for an int8 0/1 ``mask`` ``[R, K]`` and float32 ``h`` ``[K, c]``: the
+    exact product with ``h`` in 28-bit fixed point per column, rounded once to float32.
+    Another dtype (float64 carries more than 28 bits) gets a float product in it."""
+    if h.dtype != torch.float32:
+        return mask.to(h.dtype) @ h
     if h.size(1) == 0 or mask.size(0) == 0:
         return h.new_zeros(mask.size(0), h.size(1))
     finite = torch.isfinite(h.abs().amax(0))
@@ -59,7 +62,7 @@ def mask_product(mask: Tensor, h: Tensor) -> Tensor:
     exact = sums[:, DIGITS - 1].to(torch.float64)  # integers below 2^53: exact in float64
     for k in range(DIGITS - 2, -1, -1):
         exact.mul_(1 << DIGIT_BITS).add_(sums[:, k])
-    out = exact.mul_(torch.exp2(-shift)).to(h.dtype)
+    out = exact.mul_(torch.exp2(-shift)).to(torch.float32)
     return out if clean is h else out.masked_fill_(~finite, float("nan"))
 
 
