@@ -264,7 +264,7 @@ def test_a_cell_whose_runs_train_alone_reaches_the_workers_job_by_job(monkeypatc
     results: dict = {}
     (tmp_path / "started").mkdir()
     pool._run_batch(jobs, 2, results, tmp_path / "started")
-    assert submitted == [[0], [1], [2, 3]]
+    assert submitted == [[0], [2, 3], [1]]  # lone seeds after the first queue behind
     assert results == {i: f"ran {i}" for i in range(4)}
 
 
@@ -273,4 +273,4 @@ def test_lone_units_split_in_sweep_order():
 
     units = [[(0, "a"), (1, "a")], [(2, "b"), (3, "b")], [(4, "a")]]
     split = split_lone_units(units, trains_alone=lambda job: job[1] == "a")
-    assert split == [[(0, "a")], [(1, "a")], [(2, "b"), (3, "b")], [(4, "a")]]
+    assert split == [[(0, "a")], [(2, "b"), (3, "b")], [(4, "a")], [(1, "a")]]

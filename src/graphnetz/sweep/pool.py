@@ -101,18 +101,25 @@ def _trains_alone(job: tuple[int, Sequence[str]]) -> bool:
 
 
 def split_lone_units(units: list[list], trains_alone=None) -> list[list]:
-    """``units`` with each unit whose runs train alone as one-job units, in sweep order.
+    """``units`` with each unit whose runs train alone split into one-job units: its first
+    job keeps the unit's place, the others queue behind every unit, in sweep order.
 
-    Decided before any worker takes them: a worker runs such a unit's first job and only
-    then hands the others back, so a sweep of one such cell (3 seeds of H2GCN) ran its
-    seeds one after another while the other workers idled.
+    Decided before any worker takes them. A worker used to find it out itself, run the
+    unit's first job and only then hand the others back, so a sweep of one such cell (3
+    seeds of H2GCN) ran its seeds one after another while the other workers idled. The
+    order is the one that hand-back gave: seeds of lone cells fill the sweep's tail,
+    which keeps the workers busy to its end.
     """
     trains_alone = trains_alone or _trains_alone
-    split: list[list] = []
+    heads: list[list] = []
+    tails: list[list] = []
     for unit in units:
-        lone = len(unit) > 1 and trains_alone(unit[0])
-        split.extend([[job] for job in unit] if lone else [unit])
-    return split
+        if len(unit) > 1 and trains_alone(unit[0]):
+            heads.append(unit[:1])
+            tails.extend([job] for job in unit[1:])
+        else:
+            heads.append(unit)
+    return heads + tails
 
 
 def _run(
