@@ -130,7 +130,7 @@ def load_from_config(cfg: DictConfig) -> Any:
         "mirror": OmegaConf.select(cfg, "paths.data_mirror", default=None),
     }
     if _takes_seed(cfg):
-        extra["seed"] = int(OmegaConf.select(cfg, "seed", default=0))
+        extra["seed"] = _seed(cfg)
     return instantiate(cfg.dataset.loader, **extra)
 
 
@@ -161,7 +161,7 @@ def default_folder(cfg: DictConfig, conf_dir: Path) -> str:
         if key != "_target_" and (key not in default or default[key] != value)
     ]
     if _takes_seed(cfg):
-        parts.append(f"seed={int(OmegaConf.select(cfg, 'seed', default=0))}")
+        parts.append(f"seed={_seed(cfg)}")
     if not parts:
         return name
     suffix = "_".join(parts)
@@ -176,15 +176,86 @@ def _option(args: list[str], key: str) -> str | None:
     return next((a.split("=", 1)[1] for a in args if a.lstrip("+").startswith(f"{key}=")), None)
 
 
+def _seed(cfg: DictConfig) -> int:
+    """The run seed as an integer; anything else is refused naming the value."""
+    value = OmegaConf.select(cfg, "seed", default=0)
+    try:
+        seed = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"seed={value!r} is not an integer") from None
+    if isinstance(value, float | bool) or (isinstance(value, str) and str(seed) != value.strip()):
+        raise ValueError(f"seed={value!r} is not an integer")
+    return seed
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost ``__cause__`` (what a loader itself raised inside ``instantiate``)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+def _message(exc: BaseException) -> str:
+    from hydra.errors import InstantiationException
+
+    if isinstance(exc, InstantiationException) and exc.__cause__ is not None:
+        exc = _root_cause(exc)
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.strerror}: {str(exc.filename)!r}"
+    return str(exc).strip() or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the analysis; bad input (an unknown or invalid override, loader parameters
+    the loader refuses, a missing data mirror, an ``out`` that is a file) ends with
+    ``error: <message>`` on stderr and exit status 2, before anything is written."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in args):
+        print(__doc__)
+        raise SystemExit(0)
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from graphnetz.data.mirror import DatasetUnavailableError
+
+    try:
+        return _main(args)
+    except (
+        HydraException,
+        OmegaConfBaseException,
+        DatasetUnavailableError,
+        ValueError,
+        OSError,
+    ) as exc:
+        print(f"error: {_message(exc)}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _main(args: list[str]) -> dict[str, Any]:
     own = {key: _option(args, key) for key in ("out", "edges")}
     out, edges = own["out"], own["edges"] or "simple"
     if edges not in EDGE_CONVENTIONS:
         raise SystemExit(f"edges={edges!r} is not one of {list(EDGE_CONVENTIONS)}")
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise ValueError(f"out={out!r} is a file, not a folder")
     overrides = [a for a in args if not a.lstrip("+").startswith(("out=", "edges="))]
     cfg = compose_config(overrides)
     name = cfg.dataset.name
+    if edges == "as_released":
+        from graphnetz.data.multilabel_released import READERS
+
+        if name not in READERS:
+            raise ValueError(
+                f"no released edge list is known for dataset {name!r}; "
+                f"edges=as_released is available for {sorted(READERS)}"
+            )
+    if _takes_seed(cfg):
+        _seed(cfg)
+    if out is None:
+        output_dir = Path(OmegaConf.select(cfg, "paths.output_dir", default="outputs"))
+        out = output_dir / "analysis" / default_folder(cfg, find_conf_dir())
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"the output folder {str(out)!r} is a file, not a folder")
     data = load_from_config(cfg)
     released = None
     if edges == "as_released":
@@ -195,9 +266,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             OmegaConf.select(cfg, "paths.data_dir", default="data"),
             OmegaConf.select(cfg, "paths.data_mirror", default=None),
         )
-    if out is None:
-        output_dir = Path(OmegaConf.select(cfg, "paths.output_dir", default="outputs"))
-        out = output_dir / "analysis" / default_folder(cfg, find_conf_dir())
 
     from .report import analyse_dataset, statistics_table, table_markdown
 
@@ -205,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     # the parameters the graph was drawn with, next to its statistics
     loader = {"loader": OmegaConf.to_container(cfg.dataset.loader, resolve=True)}
     if _takes_seed(cfg):
-        loader["seed"] = int(OmegaConf.select(cfg, "seed", default=0))
+        loader["seed"] = _seed(cfg)
     OmegaConf.save(OmegaConf.create(loader), Path(out) / "loader.yaml")
     print(f"edges: {edges}" + (" (the edge file as released)" if released is not None else ""))
     print(table_markdown(statistics_table([row])), end="")

@@ -1,0 +1,57 @@
+"""Bad input to the command-line tools ends in one ``error:`` line naming the bad value
+(no traceback) and leaves nothing half-written behind."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["dataset.loader.alphaa=3"], r"Could not override 'dataset.loader.alphaa'"),
+        (["dataset.loader.alpha=-1"], r"alpha and b must be > 0, got alpha=-1"),
+        (["dataset.loader.num_nodes=0"], r"num_nodes.*>= 1"),
+        (["seed=abc"], r"seed='abc' is not an integer"),
+        (["edges=as_released"], r"'ml_synthetic'.*available for \['blogcatalog'"),
+        (["paths.data_mirror=/nope", "dataset=pcg"], r"data mirror '/nope' is not a directory"),
+    ],
+)
+def test_the_analysis_cli_reports_bad_input_in_one_line(tmp_path, capsys, overrides, message):
+    from graphnetz.analysis.__main__ import main
+
+    out = tmp_path / "out"
+    dataset = [] if any(o.startswith("dataset=") for o in overrides) else ["dataset=ml_synthetic"]
+    with pytest.raises(SystemExit) as refused:
+        main([*dataset, *overrides, f"out={out}", f"paths.data_dir={tmp_path / 'data'}"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert re.search(message, err), err
+    assert not out.exists()
+
+
+def test_the_analysis_cli_refuses_an_out_that_is_a_file_before_loading(tmp_path, capsys):
+    from graphnetz.analysis import __main__ as cli
+
+    target = tmp_path / "taken"
+    target.write_text("keep")
+    loaded = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli, "load_from_config", lambda cfg: loaded.append(cfg))
+        with pytest.raises(SystemExit) as refused:
+            cli.main(["dataset=ml_synthetic", f"out={target}"])
+    assert refused.value.code == 2 and not loaded
+    assert f"out={str(target)!r} is a file" in capsys.readouterr().err
+    assert target.read_text() == "keep"
+
+
+def test_the_analysis_cli_help_exits_0(capsys):
+    from graphnetz.analysis.__main__ import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    assert "dataset=<name>" in capsys.readouterr().out
