@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from omegaconf import OmegaConf
 
 
 @pytest.mark.parametrize(
@@ -55,3 +56,55 @@ def test_the_analysis_cli_help_exits_0(capsys):
         main(["--help"])
     assert done.value.code == 0
     assert "dataset=<name>" in capsys.readouterr().out
+
+
+def test_status_refuses_an_override_that_sweeps_no_value(tmp_path, capsys):
+    from graphnetz.cli.status import main
+
+    with pytest.raises(SystemExit) as refused:
+        main([str(tmp_path / "sweep"), "dataset=karate", "seed=range(0)"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: the override 'seed=range(0)' sweeps no value" in err
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_status_of_a_sweep_launched_with_no_runs_names_the_override(tmp_path, capsys):
+    from graphnetz.cli.status import main
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    launch = {"hydra": {"overrides": {"task": ["dataset=karate", "seed=range(0)"], "hydra": []}}}
+    (sweep / "multirun.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(launch)))
+    assert main([str(sweep)]) == 0
+    captured = capsys.readouterr()
+    assert "the override 'seed=range(0)' sweeps no value" in captured.err
+    assert "0 runs" in captured.out
+
+
+def test_a_sweep_of_no_runs_says_which_override_gave_none(tmp_path, monkeypatch, capsys):
+    from hydra import initialize_config_dir
+
+    from graphnetz.config_dir import CONF_DIR
+    from graphnetz.sweep.callbacks import EVENTS_ENV, TOKEN_ENV, SweepCallback
+
+    monkeypatch.setenv(TOKEN_ENV, "")  # restored after the test: the callback sets both
+    monkeypatch.setenv(EVENTS_ENV, "")
+    config = OmegaConf.create(
+        {
+            "hydra": {
+                "sweep": {"dir": str(tmp_path)},
+                "overrides": {"task": ["dataset=karate", "seed=range(0)"]},
+                "sweeper": {"_target_": "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"},
+            }
+        }
+    )
+    callback = SweepCallback(poll_s=3600, progress_every_s=0)
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):  # as in a launch
+        callback.on_multirun_start(config)
+        assert callback.total == 0
+        with pytest.raises(SystemExit) as failed:
+            callback.on_multirun_end(config)
+    assert failed.value.code == 1
+    err = capsys.readouterr().err
+    assert "the sweep has no runs (the override 'seed=range(0)' sweeps no value)" in err

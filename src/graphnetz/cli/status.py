@@ -49,6 +49,29 @@ class SweepFileError(ValueError):
     """The sweep's ``multirun.yaml`` cannot be read."""
 
 
+class EmptySweepError(ValueError):
+    """A sweep override sweeps no value (``seed=range(0)``), so the sweep has no runs."""
+
+
+def _empty_sweeps(parsed: Iterable[Any]) -> list[str]:
+    """The sweep overrides among ``parsed`` that sweep no value."""
+    return [
+        o.input_line
+        for o in parsed
+        if o.is_sweep_override() and next(iter(o.sweep_string_iterator()), None) is None
+    ]
+
+
+def _refuse_empty(parsed: list[Any]) -> None:
+    empty = _empty_sweeps(parsed)
+    if empty:
+        which = ", ".join(repr(o) for o in empty)
+        raise EmptySweepError(
+            f"the override{'s' if len(empty) > 1 else ''} {which} "
+            f"sweep{'' if len(empty) > 1 else 's'} no value, so the sweep has no runs"
+        )
+
+
 # ------------------------------------------------------------------- the expected
 #: Hydra overrides the dry run's command sets itself (``-m`` and the sweep directory).
 OWN_HYDRA_OVERRIDES = ("hydra.sweep.dir=", "hydra.mode=")
@@ -105,6 +128,7 @@ def expected_runs(overrides: list[str]) -> list[tuple[RunState, list[str]]]:
         params = OmegaConf.to_container(params, resolve=False) if params else {}
         arguments = [f"{k}={v}" for k, v in params.items()] + list(overrides)
         parsed = parser.parse_overrides(arguments)
+        _refuse_empty(parsed)  # one an experiment's hydra.sweeper.params sets
         jobs = [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
         expected = []
         for job in jobs:
@@ -132,12 +156,15 @@ def _pick(cfg, key: str) -> Any:
 
 def _first_values(parser, overrides: list[str]) -> list[str]:
     """One value of each sweep override (enough to compose the config once and read
-    ``hydra.sweeper.params``, which an ``experiment`` sets)."""
+    ``hydra.sweeper.params``, which an ``experiment`` sets); :class:`EmptySweepError`
+    when one sweeps no value."""
+    parsed = parser.parse_overrides(overrides)
+    _refuse_empty(parsed)
     return [
         f"{o.get_key_element()}={next(iter(o.sweep_string_iterator()))}"
         if o.is_sweep_override()
         else o.input_line
-        for o in parser.parse_overrides(overrides)
+        for o in parsed
     ]
 
 
@@ -408,6 +435,11 @@ def main(argv: list[str] | None = None) -> int:
         launch, unknown = None, f"no overrides and {saved} unreadable"
     try:
         text = render(sweep, launch, unknown)
+    except EmptySweepError as err:
+        if given:
+            parser.exit(2, f"error: {err}\n")
+        print(f"warning: {saved}: {err}; showing the runs found", file=sys.stderr)
+        text = render(sweep, None, f"{saved} sweeps no runs")
     except (HydraException, OmegaConfBaseException) as err:  # a bad override: say which
         if given:
             parser.exit(2, f"error: {brief(err)}\n")

@@ -10,7 +10,8 @@
   elapsed, ETA;
 - **sweep end**: one summary line, statuses read from the records on disk
   (``ok / failed / diverged / skipped``, any other status after them), and exit status 1
-  when no run of the sweep succeeded.
+  when no run of the sweep succeeded (or it has none: an override that sweeps no value,
+  ``seed=range(0)``, is named).
 """
 
 from __future__ import annotations
@@ -102,6 +103,38 @@ def _job_count(config: DictConfig) -> int | None:
     except HydraException as err:
         print(f"sweep progress: the jobs cannot be counted ({err})", file=sys.stderr, flush=True)
         return None
+
+
+def _empty_overrides(config: DictConfig) -> list[str]:
+    """The sweep overrides of ``config`` that sweep no value (``seed=range(0)``); [] when
+    none does or they cannot be parsed."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    from graphnetz.sweep.jobs import sweep_overrides
+
+    hydra = GlobalHydra.instance()
+    try:
+        parser = OverridesParser.create(hydra.config_loader() if hydra.is_initialized() else None)
+        parsed = parser.parse_overrides(sweep_overrides(config))
+        return [
+            o.input_line
+            for o in parsed
+            if o.is_sweep_override() and next(iter(o.sweep_string_iterator()), None) is None
+        ]
+    except (HydraException, ValueError, TypeError, AttributeError):
+        return []
+
+
+def _no_runs(config: DictConfig) -> str:
+    """Why a sweep of no jobs failed, naming the override that sweeps no value."""
+    empty = _empty_overrides(config)
+    if not empty:
+        return "sweep failed: the sweep has no runs"
+    which = ", ".join(repr(o) for o in empty)
+    verb = "sweep" if len(empty) > 1 else "sweeps"
+    return f"sweep failed: the sweep has no runs (the override {which} {verb} no value)"
 
 
 def _record_dir_of_the_job() -> Path | None:
@@ -202,6 +235,9 @@ class SweepCallback(Callback):
             file=sys.stderr,
             flush=True,
         )
+        if self.total == 0:
+            print(_no_runs(config), file=sys.stderr, flush=True)
+            raise SystemExit(1)
         if tally.statuses["ok"] == 0:
             print("sweep failed: no run succeeded", file=sys.stderr, flush=True)
             raise SystemExit(1)
