@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
@@ -108,3 +109,64 @@ def test_a_sweep_of_no_runs_says_which_override_gave_none(tmp_path, monkeypatch,
     assert failed.value.code == 1
     err = capsys.readouterr().err
     assert "the sweep has no runs (the override 'seed=range(0)' sweeps no value)" in err
+
+
+def _report_csv(path):
+    import pandas as pd
+
+    rows = []
+    for seed, (a, b) in enumerate([(0.80, 0.70), (0.82, 0.75), (0.81, 0.72)]):
+        rows += [
+            ("t1", "gcn", seed, "accuracy", a, "max"),
+            ("t1", "gat", seed, "accuracy", b, "max"),
+        ]
+        rows += [("t1", "gcn", seed, "f1", a - 0.1, "max"), ("t1", "gat", seed, "f1", b, "max")]
+    columns = ["task", "model", "seed", "metric", "value", "direction"]
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    return str(path)
+
+
+def _contents(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("clash", ["file:tables", "folder:report.md", "file:figures"])
+def test_a_report_target_of_the_wrong_kind_is_refused_before_anything_moves(tmp_path, clash):
+    from graphnetz.report import BenchmarkReport
+
+    kind, name = clash.split(":")
+    out = tmp_path / "X"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("mine")
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    with pytest.raises(OSError, match=re.escape(repr(str(out / name)))):
+        BenchmarkReport.from_csv(_report_csv(tmp_path / "r.csv")).write(out)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
+
+
+def test_a_report_move_that_fails_midway_restores_the_earlier_report(tmp_path, monkeypatch):
+    from graphnetz.report import BenchmarkReport, writer
+
+    out = tmp_path / "X"
+    csv = _report_csv(tmp_path / "r.csv")
+    BenchmarkReport.from_csv(csv, equivalence_margin=0.01).write(out)
+    (out / "notes.txt").write_text("mine")
+    snapshot = _contents(out)
+    real_move, calls = writer.shutil.move, []
+
+    def failing(src, dst, *args, **kwargs):
+        calls.append(dst)
+        if Path(dst).name == "report.md" and Path(dst).parent == out:
+            raise OSError(28, "No space left on device", str(dst))
+        return real_move(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(writer.shutil, "move", failing)
+    report = BenchmarkReport.from_csv(csv)
+    report.metric = "f1"
+    with pytest.raises(OSError, match="No space left"):
+        report.write(out)
+    assert len(calls) > 5  # it failed after most files had moved in
+    assert _contents(out) == snapshot
+    assert not [p for p in out.iterdir() if p.name.startswith((".writing-", ".replaced-"))]

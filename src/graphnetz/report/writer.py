@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,7 +40,9 @@ def write_report(
     inside ``directory``, then moved in (report.md last), and the list of written files is
     kept in :data:`MANIFEST`; the files an earlier report listed there that this one does
     not write again are then removed, so a folder never mixes two reports. A failure
-    before the moves leaves the earlier report as it was. Files no report wrote are kept.
+    leaves the earlier report as it was: a target of the wrong kind (a file named
+    ``tables``, a folder named ``report.md``) is refused before anything moves, and a move
+    that fails midway is undone (see :func:`_move_in`). Files no report wrote are kept.
     """
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
@@ -72,18 +76,100 @@ def _write_files(
 
 
 def _move_in(staging: Path, directory: Path) -> None:
+    """Move the staged files into ``directory`` as one step: every target is checked
+    first (a file where a folder goes, or a folder where a file goes, is refused before
+    anything moves), each file it replaces, and each earlier report file it drops, is
+    set aside first; if a move fails, what was moved is taken out and what was set aside
+    put back, so the folder holds the earlier report or the new one, never a mix."""
     new = sorted(
         (p.relative_to(staging) for p in staging.rglob("*") if p.is_file()),
         key=lambda r: (r == Path("report.md"), r.as_posix()),  # report.md last
     )
+    _check_targets(directory, [*new, Path(MANIFEST)])
     earlier = earlier_report_files(directory)
-    for rel in new:
-        target = directory / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(staging / rel, target)  # a rename; a copy where figures/ is elsewhere
-    for rel in sorted(set(earlier) - {r.as_posix() for r in new}):
-        (directory / rel).unlink(missing_ok=True)
-    write_text(directory / MANIFEST, "".join(f"{r.as_posix()}\n" for r in new))
+    stale = sorted(set(earlier) - {r.as_posix() for r in new})
+    aside = Path(tempfile.mkdtemp(prefix=".replaced-", dir=directory))
+    moved: list[Path] = []  # new files now in the folder
+    kept: list[Path] = []  # earlier files set aside
+    made: list[Path] = []  # folders made for the new files
+    try:
+        for rel in new:
+            target = directory / rel
+            for folder in reversed(target.parents):
+                if folder != directory and folder.is_relative_to(directory):
+                    if not folder.is_dir():
+                        folder.mkdir()
+                        made.append(folder)
+            if target.is_file() or target.is_symlink():
+                (aside / rel).parent.mkdir(parents=True, exist_ok=True)
+                _rename(target, aside / rel)
+                kept.append(rel)
+            moved.append(rel)  # before the move: a copy cut short is removed too
+            shutil.move(staging / rel, target)  # a rename; a copy where figures/ is elsewhere
+        for rel in map(Path, stale):
+            if (directory / rel).is_file():
+                (aside / rel).parent.mkdir(parents=True, exist_ok=True)
+                _rename(directory / rel, aside / rel)
+                kept.append(rel)
+        write_text(directory / MANIFEST, "".join(f"{r.as_posix()}\n" for r in new))
+    except BaseException:
+        _restore(directory, aside, moved, kept, made)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _rename(source: Path, target: Path) -> None:
+    """A rename, or a move where ``target`` is on another file system."""
+    try:
+        os.replace(source, target)
+    except OSError:
+        shutil.move(source, target)
+
+
+def _check_targets(directory: Path, files: list[Path]) -> None:
+    """Refuse (before anything moves) a target that is a folder where a file goes, or a
+    path that is a file where a folder goes, naming it."""
+    folders = {folder for rel in files for folder in rel.parents if folder != Path(".")}
+    for folder in sorted(folders):
+        path = directory / folder
+        if (path.exists() or path.is_symlink()) and not path.is_dir():
+            raise NotADirectoryError(
+                f"{str(path)!r} is a file where the report writes a folder; "
+                "move it away or write the report elsewhere (--out)"
+            )
+    for rel in files:
+        path = directory / rel
+        if path.is_dir() or ((path.exists() or path.is_symlink()) and not path.is_file()):
+            raise IsADirectoryError(
+                f"{str(path)!r} is a folder where the report writes a file; "
+                "move it away or write the report elsewhere (--out)"
+            )
+
+
+def _restore(directory: Path, aside: Path, moved: list[Path], kept: list[Path], made) -> None:
+    """Undo :func:`_move_in`'s moves: the new files out, the earlier ones back, the
+    folders it made removed; what cannot be put back stays in ``aside`` (named)."""
+    failed = []
+    for rel in reversed(moved):
+        try:
+            (directory / rel).unlink(missing_ok=True)
+        except OSError:
+            failed.append(rel)
+    for rel in reversed(kept):
+        try:
+            _rename(aside / rel, directory / rel)
+        except OSError:
+            failed.append(rel)
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+    if failed:
+        names = ", ".join(r.as_posix() for r in failed)
+        print(f"warning: the earlier report's files {names} are in {aside}", file=sys.stderr)
+    else:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def earlier_report_files(directory: Path) -> list[str]:
