@@ -7,7 +7,11 @@ direction``. Metric names: a test-split metric is stored under its plain name
 Run records are keyed by their identity (:mod:`graphnetz.run_identity`): a record found
 twice with the same result (a sweep read through two folders, a copied run) is counted once,
 silently; two records of one identity with different results are named as conflicting, and
-the first is analysed. Runs of one task and model that differ in a setting besides the seed
+the first is analysed. Of one identity's records in different states (a rerun without
+``resume=true`` written beside its finished record, ``<dir>_rerun1``), the best state
+speaks for the run, in the order ``python -m graphnetz status`` uses (ok, skipped,
+diverged, failed): a failed rerun beside an analysed record is no failed run, only named in
+one warning, and one identity's skipped, diverged or failed records count once. Runs of one task and model that differ in a setting besides the seed
 (a swept ``task.lr``, say) are separate entries: the model is labelled with the settings that
 vary, ``gcn[task.lr=0.01]``, except the one configuration that the model's other tasks of
 the same task type name (:func:`model_labels`). Diverged runs are listed, never analysed.
@@ -26,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from graphnetz.cli.sweep_runs import STATES
 from graphnetz.report.tuning import tuning_of
 from graphnetz.run_identity import result_config, short_identity
 from graphnetz.run_record import (
@@ -73,6 +78,12 @@ class Collected:
     pending: list[tuple[RunRecord, str | None]] = field(default_factory=list)
     #: Records of an identity already read, with the same result: counted once.
     n_collapsed: int = 0
+    #: Each not-analysed entry (in ``skipped`` or ``failed``) of a record with an identity,
+    #: with that identity and the run's state: :func:`settle` keeps one per identity.
+    judged: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    #: Records of an identity that another record, in a better state, speaks for (a
+    #: failed rerun beside an analysed record): neither analysed nor listed.
+    superseded: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """How many runs fell into each outcome (``failed`` without the diverged and
@@ -86,6 +97,7 @@ class Collected:
             "unreadable": len(self.unreadable),
             "collapsed duplicates": self.n_collapsed,
             "conflicting duplicates": kinds.count("conflicting"),
+            "superseded reruns": len(self.superseded),
         }
 
     def frame(self) -> pd.DataFrame:
@@ -120,36 +132,48 @@ def dataset_entry(rec: RunRecord | Mapping[str, Any], path: str | None = None) -
 
 def add_record(acc: Collected, raw: Any, path: str | None = None) -> None:
     """Parse one run record (a :class:`RunRecord` or its JSON object) into ``acc``;
-    problems are listed, never raised. Ok runs become rows in :func:`settle`."""
+    problems are listed, never raised. Ok runs become rows in :func:`settle`, which also
+    keeps one entry per identity of the runs listed here."""
     try:
         rec = raw if isinstance(raw, RunRecord) else RunRecord.from_dict(raw)
     except RecordError as err:
         acc.unreadable.append({"path": path, "reason": str(err)})
         return
     ident = {"task": rec.task, "model": rec.model, "seed": rec.seed}
+    identity = rec.run_identity()
+
+    def listed(into: list[dict[str, Any]], state: str, entry: dict[str, Any]) -> None:
+        into.append(entry)
+        if identity:
+            acc.judged.append((identity, state, entry))
+
     if rec.status == "skipped":
-        acc.skipped.append({**ident, "reason": rec.reason or "no reason given", **_where(path)})
+        reason = rec.reason or "no reason given"
+        listed(acc.skipped, "skipped", {**ident, "reason": reason, **_where(path)})
         return
     if rec.status == "failed":
-        acc.failed.append({**ident, "error": rec.error or "no error given", **_where(path)})
+        error = rec.error or "no error given"
+        listed(acc.failed, "failed", {**ident, "error": error, **_where(path)})
         return
     if rec.status == "diverged":
         reason = rec.reason or "diverged"
-        acc.failed.append({**ident, "status": "diverged", "error": reason, **_where(path)})
+        entry = {**ident, "status": "diverged", "error": reason, **_where(path)}
+        listed(acc.failed, "diverged", entry)
         return
     primary, value = rec.primary_metric, _number(rec.metrics["test"][rec.primary_metric])
     if value is None or not math.isfinite(value):
         shown = rec.metrics["test"][primary]
-        acc.failed.append(
-            {**ident, "error": f"test {primary} is not a finite number: {shown!r}", **_where(path)}
-        )
+        error = f"test {primary} is not a finite number: {shown!r}"
+        listed(acc.failed, "failed", {**ident, "error": error, **_where(path)})
         return
     acc.pending.append((rec, path))
 
 
 def settle(acc: Collected) -> Collected:
     """Key the pending ok runs by identity (collapse identical duplicates, name conflicting
-    ones), label the models of runs that differ in a setting, and add their rows."""
+    ones), keep one entry per identity of the runs not analysed (:func:`_settle_listed`),
+    label the models of runs that differ in a setting, and add their rows."""
+    _settle_listed(acc)
     kept: dict[str, tuple[RunRecord, str | None]] = {}
     unique: list[tuple[RunRecord, str | None]] = []
     for rec, path in acc.pending:
@@ -170,9 +194,55 @@ def settle(acc: Collected) -> Collected:
     return acc
 
 
+def _settle_listed(acc: Collected) -> None:
+    """One entry per identity among the runs listed as not analysed, as ``python -m
+    graphnetz status`` counts them: an identity with a record in a better state (an ok
+    record, or a skipped one beside a failed rerun) is that record's run, and its worse
+    records are ``superseded`` (named in one warning); of several records in the run's
+    state, the first read is listed and the others count as collapsed duplicates.
+    Records without an identity (schema 1) are all listed, as they were read."""
+    best: dict[str, int] = {}
+    for rec, _ in acc.pending:
+        identity = rec.run_identity()
+        if identity:
+            best[identity] = STATES.index("ok")
+    for identity, state, _ in acc.judged:
+        best[identity] = min(best.get(identity, len(STATES)), STATES.index(state))
+    dropped: set[int] = set()
+    listed: set[str] = set()
+    for identity, state, entry in acc.judged:
+        if STATES.index(state) > best[identity]:
+            acc.superseded.append({**entry, "status": state, "by": STATES[best[identity]]})
+            dropped.add(id(entry))
+        elif identity in listed:
+            acc.n_collapsed += 1
+            dropped.add(id(entry))
+        else:
+            listed.add(identity)
+    acc.judged = []
+    if dropped:
+        acc.skipped[:] = [e for e in acc.skipped if id(e) not in dropped]
+        acc.failed[:] = [e for e in acc.failed if id(e) not in dropped]
+    if acc.superseded:
+        warnings.warn(_superseded_note(acc.superseded), stacklevel=4)
+
+
+def _superseded_note(superseded: list[dict[str, Any]]) -> str:
+    """``not counted as runs: 1 failed record beside an analysed record of the same run
+    (PATH)``: one line for all superseded records."""
+    kinds: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for entry in superseded:
+        kinds.setdefault((entry["status"], entry["by"]), []).append(entry)
+    parts = []
+    for (state, by), entries in kinds.items():
+        n, where = len(entries), next((e["path"] for e in entries if e.get("path")), None)
+        beside = "an analysed record" if by == "ok" else f"a {by} record"
+        shown = f" ({'e.g. ' if n > 1 else ''}{where})" if where else ""
+        parts.append(f"{n} {state} record{'s' * (n > 1)} beside {beside} of the same run{shown}")
+    return "not counted as runs (reruns without resume=true): " + "; ".join(parts)
+
+
 def _conflict(first: tuple[RunRecord, str | None], rec: RunRecord, path, identity: str):
-    primary = rec.primary_metric
-    ours, theirs = rec.metrics["test"][primary], first[0].metrics["test"].get(primary)
     where = first[1] or "an earlier record"
     return {
         "task": rec.task,
@@ -181,10 +251,43 @@ def _conflict(first: tuple[RunRecord, str | None], rec: RunRecord, path, identit
         "status": "conflicting",
         "error": (
             f"same identity {short_identity(identity)} as {where} but another result "
-            f"(test {primary} {ours!r} vs {theirs!r}); the first one read is analysed"
+            f"({_first_difference(rec.metrics, first[0].metrics, rec.primary_metric)}); "
+            "the first one read is analysed"
         ),
         **_where(path),
     }
+
+
+def _first_difference(ours: Mapping[str, Any], theirs: Mapping[str, Any], primary: str) -> str:
+    """``test accuracy 0.5 vs 0.9``: the first split and metric (the primary test metric
+    first, then in the record's order) whose value differs between two records' metrics,
+    each value as stored (``missing`` where a record lacks it)."""
+    splits = ["test", *(s for s in ours if s != "test")]
+    splits += [s for s in theirs if s not in splits]
+    for split in splits:
+        a, b = ours.get(split), theirs.get(split)
+        a = a if isinstance(a, Mapping) else {}
+        b = b if isinstance(b, Mapping) else {}
+        names = [primary] if split == "test" and (primary in a or primary in b) else []
+        names += [n for n in a if n not in names]
+        names += [n for n in b if n not in names]
+        for name in names:
+            mine, other = a.get(name, _MISSING), b.get(name, _MISSING)
+            if not _same(mine, other):
+                return f"{split} {name} {_stored(mine)} vs {_stored(other)}"
+    return "metrics differ"
+
+
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    both_nan = all(isinstance(v, float) and math.isnan(v) for v in (a, b))
+    return both_nan or (a is not _MISSING and b is not _MISSING and a == b)
+
+
+def _stored(value: Any) -> str:
+    return "missing" if value is _MISSING else repr(value)
 
 
 def model_labels(records: list[RunRecord]) -> list[str]:

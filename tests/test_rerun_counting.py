@@ -1,0 +1,164 @@
+"""Reruns without ``resume=true`` (``<dir>_rerun<k>``) beside a run's record: the report,
+``status`` and the reproduction scripts count one run per identity, a conflict names what
+differs, and a rerun lands in the next sibling of the Hydra folder, saying so once."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from graphnetz.cli.status import merge
+from graphnetz.cli.sweep_runs import found_runs
+from graphnetz.report import BenchmarkReport
+from graphnetz.report.records import collect_records, collect_run_dirs
+from graphnetz.run_record import RECORD_NAME
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ("dataset=karate", "trainer.max_epochs=2")
+
+
+def record(seed: int, status: str = "ok", accuracy: float = 0.5, **extra) -> dict:
+    """A hand-written schema-2 record (its identity: that of its config)."""
+    config = {
+        "seed": seed,
+        "dataset": {"name": "karate"},
+        "model": {"name": "gcn", "hidden_channels": 16},
+        "task": {"lr": 0.01},
+        "trainer": {"max_epochs": 5},
+    }
+    raw = {
+        "status": status,
+        "task": "karate/node_cls",
+        "model": "gcn",
+        "seed": seed,
+        "primary_metric": "accuracy",
+        "direction": "max",
+        "metrics": {"test": {"accuracy": accuracy}} if status == "ok" else {},
+        "config": config,
+        "schema_version": 2,
+        **extra,
+    }
+    if status == "failed":
+        raw.setdefault("error", "Traceback: no data")
+    if status in ("skipped", "diverged"):
+        raw.setdefault("reason", f"{status} for a reason")
+    return raw
+
+
+def write(sweep: Path, name: str, raw: dict) -> None:
+    (sweep / name).mkdir(parents=True)
+    (sweep / name / RECORD_NAME).write_text(json.dumps(raw))
+
+
+def status_counts(sweep: Path) -> Counter:
+    return Counter(run.state for run in merge(found_runs(sweep), []))
+
+
+def analyze_counts(sweep: Path) -> Counter:
+    counts = collect_run_dirs([sweep]).counts()
+    return Counter({s: counts[k] for s, k in [("ok", "analysed")] + [(s, s) for s in counts]})
+
+
+@pytest.mark.parametrize("state", ["skipped", "diverged", "failed"])
+def test_a_worse_rerun_beside_an_ok_record_is_no_extra_run(state, tmp_path):
+    sweep = tmp_path / "sweep"
+    for seed in range(4):
+        write(sweep, f"s{seed}", record(seed))
+        write(sweep, f"s{seed}_rerun1", record(seed, state))
+    with pytest.warns(UserWarning, match=rf"4 {state} records beside an analysed record"):
+        acc = collect_run_dirs([sweep])
+    assert acc.counts()["analysed"] == 4 and acc.failed == [] and acc.skipped == []
+    assert len(acc.superseded) == 4 and acc.counts()["superseded reruns"] == 4
+    assert status_counts(sweep) == Counter(ok=4)
+
+
+@pytest.mark.parametrize("state", ["skipped", "diverged", "failed"])
+def test_one_identitys_records_of_one_state_count_once(state, tmp_path):
+    sweep = tmp_path / "sweep"
+    write(sweep, "s0", record(0, state))
+    write(sweep, "s0_rerun1", record(0, state, reason="another reason", error="other"))
+    report = BenchmarkReport.from_records([record(1)] + [record(0, state)] * 2)
+    assert len(report.failed) + len(report.skipped) == 1
+    assert report.provenance["collapsed_duplicates"] == 1
+    acc = collect_run_dirs([sweep])
+    listed = acc.skipped + acc.failed
+    assert len(listed) == 1 and listed[0]["path"].endswith(f"s0{'/'}{RECORD_NAME}")
+    counts = acc.counts()
+    assert counts[state] == 1 and counts["collapsed duplicates"] == 1
+    assert status_counts(sweep) == Counter({state: 1})
+
+
+def test_a_failed_rerun_beside_a_skipped_record_is_the_skipped_run(tmp_path):
+    sweep = tmp_path / "sweep"
+    write(sweep, "s0", record(0, "failed"))
+    write(sweep, "s0_rerun1", record(0, "skipped"))
+    with pytest.warns(UserWarning, match="1 failed record beside a skipped record"):
+        acc = collect_run_dirs([sweep])
+    assert [e["reason"] for e in acc.skipped] == ["skipped for a reason"] and acc.failed == []
+    assert status_counts(sweep) == Counter(skipped=1)
+
+
+def test_analyze_counts_a_sweep_as_status_does(tmp_path):
+    sweep = tmp_path / "sweep"
+    write(sweep, "a", record(0))
+    write(sweep, "a_rerun1", record(0, "failed"))
+    write(sweep, "a_rerun2", record(0))  # identical: collapsed
+    write(sweep, "b", record(1, "skipped"))
+    write(sweep, "b_rerun1", record(1, "skipped"))
+    write(sweep, "c", record(2, "diverged"))
+    write(sweep, "c_rerun1", record(2, "failed"))
+    write(sweep, "d", record(3, "failed"))
+    acc = analyze_counts(sweep)
+    status = status_counts(sweep)
+    assert {s: acc[s] for s in status} == status == Counter(ok=1, skipped=1, diverged=1, failed=1)
+
+
+def test_records_without_an_identity_are_each_listed(recwarn):
+    old = {k: v for k, v in record(0, "failed").items() if k != "schema_version"}
+    old["schema_version"] = 1  # config stored as composed: no identity
+    acc = collect_records([record(0), old, old])
+    assert len(acc.failed) == 2 and acc.n_collapsed == 0
+    assert not [w for w in recwarn if "not counted" in str(w.message)]
+
+
+def test_ok_duplicates_still_collapse_or_conflict():
+    acc = collect_records([record(0), record(0), record(0, accuracy=0.9)])
+    assert acc.n_collapsed == 1 and [e["status"] for e in acc.failed] == ["conflicting"]
+
+
+def test_the_analyze_command_counts_a_skipped_rerun_once(tmp_path):
+    import subprocess
+
+    sweep = tmp_path / "sweep"
+    write(sweep, "s0", record(0))
+    write(sweep, "s1", record(1, accuracy=0.7))
+    write(sweep, "s1_rerun1", record(1, "failed"))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "analyze.py"), str(sweep), "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "runs: 2 ok, 0 failed" in done.stderr
+    assert "warning: not counted as runs" in done.stderr and "s1_rerun1" in done.stderr
+
+
+# ------------------------------------------------------------------ conflicts
+def test_a_conflict_names_the_first_metric_that_differs():
+    first = record(0, metrics={"test": {"accuracy": 0.5}, "val": {"accuracy": 0.6}})
+    second = record(0, metrics={"test": {"accuracy": 0.5}, "val": {"accuracy": 0.7}})
+    (conflict,) = collect_records([first, second]).failed
+    assert "val accuracy 0.7 vs 0.6" in conflict["error"]
+    third = record(0, metrics={"test": {"accuracy": 0.5, "f1": 0.2}, "val": {"accuracy": 0.6}})
+    (conflict,) = collect_records([first, third]).failed
+    assert "test f1 0.2 vs missing" in conflict["error"]
+
+
+def test_a_conflict_in_the_primary_metric_names_it():
+    (conflict,) = collect_records([record(0, accuracy=0.5), record(0, accuracy=0.9)]).failed
+    assert "test accuracy 0.9 vs 0.5" in conflict["error"]
