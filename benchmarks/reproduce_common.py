@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphnetz.report.records import natural_key
 from graphnetz.stats import t_interval
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -355,31 +356,59 @@ def replace_section(path: Path | str, name: str, body: str) -> None:
 def sweep_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
     """The ``result.json`` records of finished (status ok) runs under the sweep folders
     (a missing folder reads as empty: scripts that write a section use
-    :func:`require_records`)."""
-    records = []
-    for folder in sweep_dirs:
-        for path in sorted(Path(folder).glob("*/result.json")):
-            try:
-                rec = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue  # half-written record of a running job
-            if rec.get("status") == "ok":
-                records.append(rec)
-    return records
+    :func:`require_records`), one per run identity as ``analyze.py`` counts them
+    (:func:`unique_runs`): a rerun without ``resume=true`` (``<dir>_rerun1``) or a sweep
+    folder named twice adds no run."""
+    return unique_runs([pair for folder in sweep_dirs for pair in _ok_records(folder)])
+
+
+def _ok_records(folder: Path | str) -> list[tuple[Path, dict]]:
+    found = []
+    for path in sorted(Path(folder).glob("*/result.json")):
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue  # half-written record of a running job
+        if rec.get("status") == "ok":
+            found.append((path, rec))
+    return found
+
+
+def unique_runs(found: Sequence[tuple[Path, dict]]) -> list[dict]:
+    """The records of ``(path, record)`` pairs, in their order, one per ``identity``:
+    the one whose path comes first in natural order, as ``analyze.py`` reads them (``x``
+    before ``x_rerun1``, ``x_rerun2`` before ``x_rerun10``); a path read twice counts
+    once, and records without an identity (schema 1) all stay, as ``analyze.py`` keeps
+    them."""
+    first: dict[str, Path] = {}
+    for path, rec in found:
+        identity = rec.get("identity")
+        if isinstance(identity, str) and identity:
+            if identity not in first or natural_key(path) < natural_key(first[identity]):
+                first[identity] = path
+    kept, seen = [], set()
+    for path, rec in found:
+        identity = rec.get("identity")
+        key = identity if isinstance(identity, str) and identity else path.resolve()
+        if key in seen or (key == identity and first[identity] != path):
+            continue
+        seen.add(key)
+        kept.append(rec)
+    return kept
 
 
 def require_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
     """:func:`sweep_records` of folders named on the command line, each of which must
     exist and hold at least one finished run: otherwise the script stops (exit status 1)
     before it writes anything, naming the folder and how its records come back."""
-    records = []
+    found = []
     for folder in sweep_dirs:
         if not Path(folder).is_dir():
             problem = "does not exist"
         else:
-            found = sweep_records([folder])
-            records += found
-            if found:
+            records = _ok_records(folder)
+            found += records
+            if records:
                 continue
             problem = "holds no finished run (no */result.json with status ok)"
         raise SystemExit(
@@ -387,7 +416,7 @@ def require_records(sweep_dirs: Iterable[Path | str]) -> list[dict]:
             f"(`{RESTORE_COMMAND}` in the repository root writes results/<sweep>/ back to "
             "outputs/multirun/<sweep>/), or run the sweep; nothing was written"
         )
-    return records
+    return unique_runs(found)
 
 
 def require_some(records: list, what: str, folders: Iterable[Path | str]) -> list:

@@ -162,3 +162,32 @@ def test_a_conflict_names_the_first_metric_that_differs():
 def test_a_conflict_in_the_primary_metric_names_it():
     (conflict,) = collect_records([record(0, accuracy=0.5), record(0, accuracy=0.9)]).failed
     assert "test accuracy 0.9 vs 0.5" in conflict["error"]
+
+
+# ------------------------------------------------------------------ reproduction docs
+def test_reproduction_records_count_a_rerun_once(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from reproduce_common import require_records, sweep_records
+
+    def run(seed, accuracy=0.5):
+        return record(seed, accuracy=accuracy, identity=f"{seed:064d}")
+
+    sweep = tmp_path / "sweep"
+    write(sweep, "s0_rerun1", run(0, 0.6))
+    write(sweep, "s0_rerun10", run(0, 0.8))
+    write(sweep, "s0_rerun2", run(0, 0.7))
+    write(sweep, "s1", run(1))
+    write(sweep, "s1_rerun1", run(1, 0.9))
+    old = {**record(2), "schema_version": 1}
+    write(sweep, "s2", old)
+    write(sweep, "s2_copy", old)  # no identity: each kept, as analyze keeps them
+    found = sweep_records([sweep])
+    assert sorted((r["seed"], r["metrics"]["test"]["accuracy"]) for r in found) == [
+        (0, 0.6),  # _rerun1 first: the original folder is gone (say, not restored)
+        (1, 0.5),
+        (2, 0.5),
+        (2, 0.5),
+    ]
+    assert len(require_records([sweep, sweep])) == 4  # one sweep named twice: read once
+    write(sweep, "s0", run(0, 0.5))
+    assert {r["metrics"]["test"]["accuracy"] for r in sweep_records([sweep])} == {0.5}
