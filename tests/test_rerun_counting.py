@@ -5,6 +5,7 @@ differs, and a rerun lands in the next sibling of the Hydra folder, saying so on
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,8 @@ from graphnetz.cli.status import merge
 from graphnetz.cli.sweep_runs import found_runs
 from graphnetz.report import BenchmarkReport
 from graphnetz.report.records import collect_records, collect_run_dirs
-from graphnetz.run_record import RECORD_NAME
+from graphnetz.run_record import RECORD_NAME, RunRecord
+from graphnetz.training.run import run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ("dataset=karate", "trainer.max_epochs=2")
@@ -191,3 +193,80 @@ def test_reproduction_records_count_a_rerun_once(tmp_path, monkeypatch):
     assert len(require_records([sweep, sweep])) == 4  # one sweep named twice: read once
     write(sweep, "s0", run(0, 0.5))
     assert {r["metrics"]["test"]["accuracy"] for r in sweep_records([sweep])} == {0.5}
+
+
+# ------------------------------------------------------------------ the rerun folder
+def test_a_rerun_after_another_writer_took_the_next_folder_goes_to_the_one_after(
+    make_cfg, tmp_path, monkeypatch
+):
+    """While this rerun trains in ``<dir>_rerun1``, another rerun of the same run finishes
+    there: this one then writes ``<dir>_rerun2``, not ``<dir>_rerun1_rerun1``."""
+    from graphnetz.training import run as run_module
+
+    run_dir, other = tmp_path / "karate_gcn", tmp_path / "elsewhere"
+    run_experiment(make_cfg(*TINY), run_dir)
+    run_experiment(make_cfg(*TINY), other)  # what the other rerun writes
+    train = run_module.train_and_evaluate
+
+    def another_rerun_finishes_first(*args, **kwargs):
+        outcome = train(*args, **kwargs)
+        assert (tmp_path / "karate_gcn_rerun1").is_dir()  # where this rerun trains
+        (tmp_path / "karate_gcn_rerun1" / RECORD_NAME).write_bytes(
+            (other / RECORD_NAME).read_bytes()
+        )
+        return outcome
+
+    monkeypatch.setattr(run_module, "train_and_evaluate", another_rerun_finishes_first)
+    mine = run_experiment(make_cfg(*TINY, "checkpoint_every_s=0"), run_dir)
+    assert mine.status == "ok" and mine.run_dir == str(tmp_path / "karate_gcn_rerun2")
+    assert RunRecord.read(tmp_path / "karate_gcn_rerun2" / RECORD_NAME).run_dir == mine.run_dir
+    assert not (tmp_path / "karate_gcn_rerun1_rerun1").exists()
+    assert not list(tmp_path.rglob("checkpoint.ckpt"))  # its own, in _rerun1, discarded
+
+
+def test_a_rerun_is_announced_once(make_cfg, tmp_path, caplog):
+    run_dir = tmp_path / "karate_gcn"
+    run_experiment(make_cfg(*TINY), run_dir)
+    with caplog.at_level(logging.WARNING, logger="graphnetz"):
+        run_experiment(make_cfg(*TINY), run_dir)
+    assert len(_announced(caplog)) == 1
+
+
+def _announced(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "rerun without resume" in r.getMessage()]
+
+
+def test_a_stacked_rerun_is_announced_once_per_seed(make_cfg, tmp_path, caplog, monkeypatch):
+    """The sweep's unit asks ahead where each seed trains, then each job runs: the rerun
+    folder is announced by the job alone."""
+    from graphnetz.sweep import stacking
+
+    dirs = {seed: tmp_path / f"karate_gcn_s{seed}" for seed in (0, 1)}
+    configs = {seed: make_cfg(*TINY, f"seed={seed}") for seed in dirs}
+    for seed, run_dir in dirs.items():
+        run_experiment(configs[seed], run_dir)
+    jobs = {seed: (seed, [f"seed={seed}"]) for seed in dirs}
+    where = {id(configs[seed]): (tmp_path, dirs[seed]) for seed in dirs}
+    monkeypatch.setattr(stacking, "_sweep_and_run_dir", lambda cfg: where[id(cfg)])
+    with caplog.at_level(logging.INFO, logger="graphnetz"):
+        records = stacking.run_unit(
+            list(jobs.values()),
+            lambda idx, overrides: configs[idx],
+            lambda idx, overrides, cfg: run_experiment(cfg, dirs[idx]),
+        )
+    assert "seeds 0,1 trained stacked" in caplog.text
+    assert [r.run_dir for _, r in records] == [f"{dirs[s]}_rerun1" for s in dirs]
+    assert len(_announced(caplog)) == 2
+
+
+def test_run_benchmark_announces_a_stacked_rerun_once_per_seed(tmp_path, data_dir, caplog):
+    from graphnetz import iter_benchmark_tasks, run_benchmark
+
+    karate = [t for t in iter_benchmark_tasks("social") if t.key == "karate/node_cls"]
+    common = {"trainer.max_epochs": 2, "num_threads": 1, "paths.data_dir": str(data_dir)}
+    for _ in range(2):
+        run_benchmark(
+            models=["gcn"], seeds=range(2), tasks=karate, out_dir=tmp_path, progress=False, **common
+        )
+    assert len(list(tmp_path.rglob("seed_*_rerun1/result.json"))) == 2
+    assert len(_announced(caplog)) == 2

@@ -400,7 +400,9 @@ def _stack_seeds(cfg: DictConfig, seeds: list[int], out_dir, key: str, model: st
         specs.append(spec)
         run_dir = None if out_dir is None else Path(out_dir) / key / model / f"seed_{seed}"
         resuming = bool(spec.config.get("resume"))
-        run_dirs.append(None if run_dir is None else own_run_dir(spec.identity, run_dir, resuming))
+        if run_dir is not None:  # where the run will train; it says so itself when it runs
+            run_dir = own_run_dir(spec.identity, run_dir, resuming, quiet=True)
+        run_dirs.append(run_dir)
     train_ahead(specs, run_dirs)
 
 

@@ -123,7 +123,9 @@ def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> 
         dirs = _sweep_and_run_dir(cfg)
         if dirs is None or (spec.config.get("resume") and _done_or_resumable(spec, *dirs)):
             continue  # it runs alone, in its turn
-        run_dir = own_run_dir(spec.identity, dirs[1], resuming=bool(spec.config.get("resume")))
+        resuming = bool(spec.config.get("resume"))
+        # where the run will train; its own job says so when it runs (run_experiment)
+        run_dir = own_run_dir(spec.identity, dirs[1], resuming, quiet=True)
         specs.append(spec)
         run_dirs.append(run_dir)
     return train_ahead(specs, run_dirs)

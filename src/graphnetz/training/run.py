@@ -90,6 +90,7 @@ def run_experiment(
         spec = resolve_run(cfg)
     except Exception as err:  # a config that cannot run is a failed run, not a crash
         return _finish(_unresolved_failure(cfg, err, run_dir, start), run_dir)
+    hydra_dir = run_dir  # where a rerun's folder is counted from, again when it finishes
     if run_dir is not None:  # the run's own folder, before a checkpoint is written there
         run_dir = own_run_dir(spec.identity, run_dir, resuming=bool(spec.config.get("resume")))
     if spec.config.get("resume") and run_dir is not None:
@@ -104,7 +105,7 @@ def run_experiment(
         share = {"seeds": stacked.seeds, "wall_time_s": round(stacked.wall_time_s, 4)}
         record = replace(record, stacked=share, wall_time_s=share["wall_time_s"])
         release_freed_memory()
-        return _finish(record, run_dir)
+        return _finish(record, hydra_dir, chosen=run_dir)
     ckpt, resumed = Checkpointing(), None
     try:
         ckpt = checkpointing(spec, run_dir, start)
@@ -120,7 +121,7 @@ def run_experiment(
         log.error("run failed: %s: %s", type(err).__name__, err)
         outcome = err
     release_freed_memory()  # the next run in this process starts without this one's heap
-    return _finish(_record(spec, outcome, resumed, run_dir, start), run_dir)
+    return _finish(_record(spec, outcome, resumed, run_dir, start), hydra_dir, chosen=run_dir)
 
 
 def _train(spec, ckpt, load_data, model_factory) -> Trained | Skipped | UnresumableCheckpoint:
@@ -144,9 +145,10 @@ def record_failure(cfg: DictConfig, run_dir: str | Path, err: Exception) -> RunR
     except Exception as unresolved:
         return _finish(_unresolved_failure(cfg, unresolved, run_dir, start), run_dir)
     log.error("run failed: %s: %s", type(err).__name__, err)
-    run_dir = own_run_dir(spec.identity, run_dir)  # where the record goes, as it says
+    chosen = own_run_dir(spec.identity, run_dir)  # where the record goes, as it says
     # its checkpoint stays: resume=true continues the run from it
-    return _finish(_record(spec, err, None, run_dir, start), run_dir, keep_checkpoint=True)
+    record = _record(spec, err, None, chosen, start)
+    return _finish(record, run_dir, keep_checkpoint=True, chosen=chosen)
 
 
 def _record(
@@ -226,10 +228,29 @@ def _unresolved_failure(
     )
 
 
-def _finish(record: RunRecord, run_dir: Path | None, keep_checkpoint: bool = False) -> RunRecord:
+def _finish(
+    record: RunRecord,
+    run_dir: Path | None,
+    keep_checkpoint: bool = False,
+    chosen: Path | None = None,
+) -> RunRecord:
+    """Write ``record`` into its own folder, :func:`own_run_dir` of the job's folder
+    ``run_dir`` (Hydra's) as it is now: ``chosen``, the one the run took when it started
+    (and announced), unless another writer finished a record there meanwhile, when the
+    next free sibling of ``run_dir`` (``<run_dir>_rerun2``, not ``<chosen>_rerun1``)."""
     if run_dir is not None:
         resuming = bool((record.config or {}).get("resume"))
-        run_dir = own_run_dir(record.identity, run_dir, resuming)
+        run_dir = own_run_dir(record.identity, run_dir, resuming, quiet=chosen is not None)
+        if chosen is not None and run_dir != chosen:
+            log.warning(
+                "%s: %s got a finished record meanwhile (another process); this one goes to %s",
+                record.label(),
+                chosen,
+                run_dir,
+            )
+            record = replace(record, run_dir=str(run_dir))
+            if not keep_checkpoint:
+                discard_checkpoint(chosen)  # this run's own, in the folder it trained in
         meanwhile = _readable_record(run_dir) if resuming else None
         if (
             meanwhile is not None
@@ -275,7 +296,9 @@ def _traceback(err: BaseException) -> str:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
-def own_run_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> Path:
+def own_run_dir(
+    identity: str | None, run_dir: Path, resuming: bool = False, *, quiet: bool = False
+) -> Path:
     """``run_dir``, unless it holds a record that must stay, so that no finished result
     is ever overwritten:
 
@@ -289,6 +312,9 @@ def own_run_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> 
       ``<run_dir>_rerun<k>`` holding no finished record, so the rerun's result, failed or
       not, stands beside the first (the report counts identical duplicates once and names
       conflicting ones).
+
+    The sibling is announced in a warning, unless ``quiet`` (a caller that asks ahead of
+    the run, which announces it itself, or asks again when it ends).
     """
     existing = _readable_record(run_dir)
     if existing is None:
@@ -300,7 +326,7 @@ def own_run_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> 
         return run_dir
     if identity is not None and there != identity:
         other = run_dir.with_name(f"{run_dir.name}_{short_identity(identity)}")
-        log.warning(
+        (log.debug if quiet else log.warning)(
             "%s holds the record of another run (identity %s); writing this one (%s) to %s",
             run_dir,
             short_identity(there) if there else "unknown",
@@ -312,14 +338,14 @@ def own_run_dir(identity: str | None, run_dir: Path, resuming: bool = False) -> 
         while _holds_finished(run_dir.with_name(f"{run_dir.name}_rerun{k}")):
             k += 1
         other = run_dir.with_name(f"{run_dir.name}_rerun{k}")
-        log.warning(
+        (log.debug if quiet else log.warning)(
             "%s holds this run's finished record (%s); it stays, and this rerun without "
             "resume=true writes to %s (resume=true skips finished runs)",
             run_dir,
             existing.status,
             other,
         )
-    return own_run_dir(identity, other, resuming)  # the sibling may hold a record too
+    return own_run_dir(identity, other, resuming, quiet=quiet)  # it may hold a record too
 
 
 def _holds_finished(run_dir: Path) -> bool:
