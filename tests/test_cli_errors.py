@@ -170,3 +170,34 @@ def test_a_report_move_that_fails_midway_restores_the_earlier_report(tmp_path, m
     assert len(calls) > 5  # it failed after most files had moved in
     assert _contents(out) == snapshot
     assert not [p for p in out.iterdir() if p.name.startswith((".writing-", ".replaced-"))]
+
+
+@pytest.mark.parametrize("option", ["--mirror", "--data-dir"])
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_list_datasets_refuses_a_folder_that_is_not_one(tmp_path, capsys, option, kind):
+    from graphnetz.cli.list import main
+
+    path = tmp_path / "nope"
+    if kind == "file":
+        path.write_text("")
+    if kind == "missing" and option == "--data-dir":  # a fresh data folder: said, listed
+        main(["list", "datasets", option, str(path)])
+        assert f"warning: --data-dir {str(path)!r} does not exist" in capsys.readouterr().err
+        return
+    with pytest.raises(SystemExit) as refused:
+        main(["list", "datasets", option, str(path)])
+    assert refused.value.code == 2
+    assert f"error: {option} {str(path)!r} is not a directory" in capsys.readouterr().err
+
+
+def test_list_datasets_refuses_a_mirror_from_the_environment_that_is_not_a_folder(
+    tmp_path, monkeypatch, capsys
+):
+    from graphnetz.cli.list import main
+    from graphnetz.data.mirror import MIRROR_ENV
+
+    monkeypatch.setenv(MIRROR_ENV, str(tmp_path / "nope"))
+    with pytest.raises(SystemExit) as refused:
+        main(["datasets"])
+    assert refused.value.code == 2
+    assert f"${MIRROR_ENV} {str(tmp_path / 'nope')!r}" in capsys.readouterr().err

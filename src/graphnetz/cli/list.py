@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -121,6 +122,28 @@ def _folder(value: str | None) -> str | None:
     return str(absolute_path(value)) if value else None
 
 
+def _check_folders(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A mirror (given or from the environment) must be a folder, as training requires; a
+    data directory must not be a file (one not made yet means nothing is downloaded, said
+    in a warning for a ``--data-dir`` given). Fills in the defaults from the environment."""
+    source = "--mirror"
+    if args.mirror is None:
+        args.mirror, source = os.environ.get(MIRROR_ENV) or None, f"${MIRROR_ENV}"
+    if args.mirror is not None and not Path(_folder(args.mirror)).is_dir():
+        parser.error(f"{source} {args.mirror!r} is not a directory (a data mirror is a folder)")
+    if args.data_dir is None:
+        args.data_dir = os.environ.get("GRAPHNETZ_DATA_DIR", "data")
+        if Path(_folder(args.data_dir)).exists() and not Path(_folder(args.data_dir)).is_dir():
+            parser.error(f"$GRAPHNETZ_DATA_DIR {args.data_dir!r} is not a directory")
+    elif Path(_folder(args.data_dir)).exists() and not Path(_folder(args.data_dir)).is_dir():
+        parser.error(f"--data-dir {args.data_dir!r} is not a directory")
+    elif not Path(_folder(args.data_dir)).exists():  # a fresh one: training makes it
+        print(
+            f"warning: --data-dir {args.data_dir!r} does not exist: nothing is downloaded there",
+            file=sys.stderr,
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m graphnetz list",
@@ -138,12 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--data-dir",
-        default=os.environ.get("GRAPHNETZ_DATA_DIR", "data"),
+        default=None,
         help="datasets only: the data directory to look in (default: paths.data_dir, 'data')",
     )
     parser.add_argument(
         "--mirror",
-        default=os.environ.get(MIRROR_ENV) or None,
+        default=None,
         help=f"datasets only: the data mirror to look in (default: ${MIRROR_ENV})",
     )
     return parser
@@ -157,6 +180,8 @@ def main(argv: list[str] | None = None) -> None:
         argv = argv[1:]
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.what == "datasets":
+        _check_folders(parser, args)
     try:
         text = render(
             args.what, args.category, args.task, _folder(args.data_dir), _folder(args.mirror)
