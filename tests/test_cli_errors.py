@@ -201,3 +201,39 @@ def test_list_datasets_refuses_a_mirror_from_the_environment_that_is_not_a_folde
         main(["datasets"])
     assert refused.value.code == 2
     assert f"${MIRROR_ENV} {str(tmp_path / 'nope')!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seeds", [[-1, 2], [2**32], [0, True]])
+def test_a_search_refuses_bad_inner_seeds_before_anything_is_written(tmp_path, seeds):
+    from graphnetz.tune.space import load_space
+    from graphnetz.tune.study import Search, TuneError
+
+    with pytest.raises(TuneError, match=r"inner seeds must be integers >= 0 \(below 2\*\*32\)"):
+        Search(["dataset=karate", "model=gcn"], load_space("default"), tmp_path, inner_seeds=seeds)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_space_refuses_a_negative_inner_seed():
+    from graphnetz.tune.space import SpaceError, parse_space
+
+    params = {"task.lr": {"type": "float", "low": 0.001, "high": 0.1}}
+    with pytest.raises(SpaceError, match=r"inner_seeds must be .*>= 0.*\[3, -1\]"):
+        parse_space("s", {"params": params, "inner_seeds": [3, -1]})
+
+
+@pytest.mark.parametrize(
+    ("text", "named"), [("1,x", "'x'"), ("-1,2", "-1"), ("", "''"), ("1,,2", "''")]
+)
+def test_the_inner_seeds_argument_names_the_bad_value(capsys, text, named):
+    import argparse
+
+    from graphnetz.tune.space import inner_seeds_arg
+
+    parser = argparse.ArgumentParser(prog="tune")
+    parser.add_argument("--inner-seeds", type=inner_seeds_arg)
+    assert parser.parse_args(["--inner-seeds", "3, 1"]).inner_seeds == [3, 1]
+    with pytest.raises(SystemExit):
+        parser.parse_args([f"--inner-seeds={text}"])
+    err = capsys.readouterr().err
+    assert "argument --inner-seeds: expected comma-separated integers >= 0" in err
+    assert f"got {named}" in err and "<lambda>" not in err

@@ -8,6 +8,7 @@ Each entry of ``params`` maps a config path (``task.lr``) to a distribution:
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,36 @@ DISTRIBUTION_KEYS = {
     "int": ("type", "low", "high", "log"),
     "categorical": ("type", "choices"),
 }
+#: a seed is an integer in [0, SEED_LIMIT) (what numpy's and torch's seeding accept)
+SEED_LIMIT = 2**32
+
+
+def bad_seeds(seeds: Any) -> list[Any]:
+    """The entries of ``seeds`` that are not integers in ``[0, 2**32)``."""
+    return [s for s in seeds if not _is_int(s) or not 0 <= s < SEED_LIMIT]
+
+
+def inner_seeds_arg(text: str) -> list[int]:
+    """The ``--inner-seeds`` argument type: comma-separated integers >= 0 (below 2**32),
+    distinct; a bad one is refused naming it."""
+    parts = [x.strip() for x in text.split(",")]
+    seeds: list[Any] = []
+    for part in parts:
+        try:
+            seeds.append(int(part))
+        except ValueError:
+            seeds.append(part)
+    bad = bad_seeds(seeds)
+    if not text.strip() or bad:
+        shown = ", ".join(map(repr, bad)) if bad else repr(text)
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers >= 0 (below 2**32), got {shown} in {text!r}"
+        )
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"the inner seeds repeat a seed: {text!r}")
+    return seeds
+
+
 #: inner seeds of a space that names none: apart from a seed sweep's seed='range(10)'
 DEFAULT_INNER_SEEDS = [100, 101, 102]
 
@@ -95,8 +126,11 @@ def parse_space(name: str, raw: Any) -> SearchSpace:
         raise SpaceError(f"{name}: unknown key(s) {unknown}; a space has {list(SPACE_KEYS)}")
     params = {str(k): _checked(name, str(k), v) for k, v in raw["params"].items()}
     seeds = raw.get("inner_seeds", DEFAULT_INNER_SEEDS)
-    if not isinstance(seeds, list) or not seeds or not all(_is_int(s) for s in seeds):
-        raise SpaceError(f"{name}: inner_seeds must be a non-empty list of integers, got {seeds!r}")
+    if not isinstance(seeds, list) or not seeds or bad_seeds(seeds):
+        raise SpaceError(
+            f"{name}: inner_seeds must be a non-empty list of integers >= 0 (below 2**32), "
+            f"got {seeds!r}"
+        )
     if len(set(seeds)) != len(seeds):
         raise SpaceError(f"{name}: inner_seeds repeat a seed: {seeds!r}")
     return SearchSpace(

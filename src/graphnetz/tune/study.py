@@ -66,7 +66,7 @@ from graphnetz.run_identity import (
 from graphnetz.training.build import incompatibility
 from graphnetz.training.resolve import resolve_run
 from graphnetz.training.run import run_experiment, validation_scores_only
-from graphnetz.tune.space import SearchSpace, SpaceError
+from graphnetz.tune.space import SearchSpace, SpaceError, bad_seeds
 
 log = logging.getLogger("graphnetz")
 JOURNAL_NAME = "study.journal"
@@ -258,6 +258,12 @@ class Search:
         self.inner_seeds = tuple(inner_seeds if inner_seeds is not None else space.inner_seeds)
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 1:
             raise TuneError(f"budget must be a positive number of trials, got {self.budget!r}")
+        bad = bad_seeds(self.inner_seeds)
+        if bad:  # before anything is written: a seed numpy/torch refuse fails every trial
+            raise TuneError(
+                f"inner seeds must be integers >= 0 (below 2**32), got {', '.join(map(repr, bad))} "
+                f"in {list(self.inner_seeds)}"
+            )
         if not self.inner_seeds or len(set(self.inner_seeds)) != len(self.inner_seeds):
             raise TuneError(f"inner seeds must be distinct, got {list(self.inner_seeds)}")
         cfg = compose_run([*self.overrides, f"seed={self.inner_seeds[0]}"])
