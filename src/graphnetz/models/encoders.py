@@ -7,6 +7,7 @@ ask for ``out_channels = hidden_channels`` and put their own head on top.
 
 from __future__ import annotations
 
+import numbers
 from typing import ClassVar
 
 import torch.nn.functional as F
@@ -63,6 +64,8 @@ class NodeEncoder(GraphModel):
         self.activation = ACTIVATIONS[activation]
         if num_layers < 1:
             raise ValueError(f"num_layers must be >= 1, got {num_layers!r}")
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real):
+            raise ValueError(f"dropout must be a number in [0, 1), got {dropout!r}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         if hidden_channels < 1:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import numbers
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -114,6 +115,10 @@ class GraphTask(nn.Module):
                 "validation series itself, so picking its best epoch would report an optimistic "
                 "maximum. Use task.selection=final."
             )
+        if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int)):
+            raise ValueError(
+                f"task.patience must be an integer >= 1 or null (off), got {patience!r}"
+            )
         if patience is not None and (selection != "best_val" or patience < 1):
             raise ValueError(
                 f"task.patience={patience!r} needs task.selection=best_val and a value >= 1 "
@@ -121,6 +126,9 @@ class GraphTask(nn.Module):
                 f"task.selection={selection} set task.patience=null"
             )
         self.model = model
+        for name, value in (("lr", lr), ("weight_decay", weight_decay)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"task.{name} must be a number, got {value!r}")
         self.lr, self.weight_decay = float(lr), float(weight_decay)
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"task.lr must be a positive number, got {lr!r}")

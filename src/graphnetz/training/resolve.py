@@ -9,8 +9,11 @@ number. What is left happens here, before anything is built:
   (:mod:`graphnetz.launch`), and an unset mirror falls back to ``$GRAPHNETZ_DATA_MIRROR``,
   as the loaders do, so the record names the mirror actually read;
 - every interpolation is resolved (``${oc.env:...}``, ``${task.encoder_dropout}``, ...);
-- the seed, the task type (served by the dataset, matching the task class), the epochs and
-  the model's integer settings are checked.
+- the seed, the task type (served by the dataset, matching the task class), the epochs,
+  the trainer's ``deterministic`` and ``check_val_every_n_epoch``, the types and ranges of
+  the numeric settings (``task.lr``, ``task.weight_decay``, ``task.patience``, the
+  dropouts, ``num_threads``), the model's keys (against its constructor) and its integer
+  settings are checked, each refusal naming the key, the value and what is valid.
 
 The :class:`RunSpec` is what the run builds from; its ``config`` is what the record stores.
 """
@@ -18,6 +21,7 @@ The :class:`RunSpec` is what the run builds from; its ``config`` is what the rec
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import typing
 from dataclasses import dataclass
@@ -111,6 +115,9 @@ def resolve_run(cfg: DictConfig) -> RunSpec:
     config["paths"] = resolved_paths(config.get("paths") or {})
     task_cls = _task_class(config)
     _check_task_keys(task_cls, config)
+    _check_numbers(config)
+    _check_trainer(config["trainer"])
+    _check_model_keys(config["model"])
     dataset = config["dataset"]
     served = list(dataset.get("task_types") or [])
     if task_cls.task_type not in served:
@@ -188,6 +195,143 @@ def task_settings(task_cls: type[GraphTask]) -> set[str]:
             if param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
                 names.add(name)
     return names - {"self", "model"}
+
+
+def _is_number(value: Any) -> bool:
+    """A real number (an int is one; a bool, a string or None is not)."""
+    return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+#: The dropout probabilities of a run: a number in [0, 1) each, where the config sets it.
+DROPOUT_KEYS = ("task.encoder_dropout", "model.dropout", "model.attn_dropout")
+
+
+def _check_numbers(config: dict[str, Any]) -> None:
+    """Refuse a numeric setting of the wrong type or range (``task.lr=abc``,
+    ``task.patience=2.5``, ``num_threads=0``) before anything is built, naming the key,
+    the value and the valid range (Python would say only what it could not convert)."""
+    task = config["task"]
+    if "lr" in task:
+        lr = task["lr"]
+        if not (_is_number(lr) and lr > 0 and math.isfinite(lr)):
+            raise ConfigError(f"task.lr must be a positive (finite) number, got {lr!r}")
+    if "weight_decay" in task:
+        decay = task["weight_decay"]
+        if not (_is_number(decay) and decay >= 0 and math.isfinite(decay)):
+            raise ConfigError(f"task.weight_decay must be a (finite) number >= 0, got {decay!r}")
+    patience = task.get("patience")
+    if patience is not None and (
+        isinstance(patience, bool) or not isinstance(patience, int) or patience < 1
+    ):
+        raise ConfigError(
+            f"task.patience must be an integer >= 1 (epochs without a better validation "
+            f"metric before stopping) or null (off), got {patience!r}"
+        )
+    # a model without _target_ is built by the Python API's own code, its settings its own
+    model_keys = DROPOUT_KEYS if "_target_" in config["model"] else DROPOUT_KEYS[:1]
+    for key in model_keys:
+        section, _, name = key.partition(".")
+        if name not in config[section]:
+            continue
+        value = config[section][name]
+        if not (_is_number(value) and 0 <= value < 1):
+            raise ConfigError(f"{key} must be a number in [0, 1), got {value!r}")
+    threads = config.get("num_threads")
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
+        raise ConfigError(
+            f"num_threads must be an integer >= 1 (torch CPU threads) or null (chosen by the "
+            f"graph's size), got {threads!r}"
+        )
+
+
+#: ``trainer.deterministic``: Lightning's values (null: Lightning's default, not
+#: deterministic), all of which the lean loop takes too (lean_loop.LEAN_TRAINER_SETTINGS).
+DETERMINISTIC = (True, False, "warn", None)
+
+
+def _check_trainer(trainer: dict[str, Any]) -> None:
+    deterministic = trainer.get("deterministic")
+    if not (deterministic is None or isinstance(deterministic, bool) or deterministic == "warn"):
+        raise ConfigError(
+            f"trainer.deterministic={deterministic!r} is not valid; choose true (deterministic "
+            "algorithms: same config and seed, same metrics), false, warn (warn where an "
+            "operation has no deterministic algorithm) or null"
+        )
+    if "check_val_every_n_epoch" in trainer:
+        every = trainer["check_val_every_n_epoch"]
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ConfigError(
+                f"trainer.check_val_every_n_epoch must be a positive integer (evaluate every "
+                f"n-th epoch, and the last), got {every!r}"
+            )
+
+
+def model_settings(cls: type) -> set[str] | None:
+    """The settings (``model.<key>``) a model class's constructor takes, or None where it
+    takes any: a ``**kwargs`` whose use is unknown. A :class:`NodeEncoder`'s
+    ``**layer_kwargs`` are its ``make_layer``'s; its subclasses' ``**kwargs`` its own."""
+    from torch import nn
+
+    from graphnetz.models.encoders import NodeEncoder
+
+    def named(function: Any) -> tuple[set[str], bool]:
+        params = inspect.signature(function).parameters.values()
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        names = {p.name for p in params if p.kind in kinds}
+        return names, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+    names: set[str] = set()
+    for klass in getattr(cls, "__mro__", ()):
+        if klass in (nn.Module, object):
+            break
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        own, takes_any = named(init)
+        names |= own
+        if not takes_any:
+            break
+        if klass is NodeEncoder:
+            layer, layer_takes_any = named(cls.make_layer)
+            if layer_takes_any:
+                return None
+            names |= layer - {"d_in", "d_out", "last"}
+            break
+        if not (isinstance(klass, type) and issubclass(klass, NodeEncoder)):
+            return None
+    return names - {"self"}
+
+
+def _check_model_keys(model: dict[str, Any]) -> None:
+    """Refuse ``+model.<key>=...`` that the model's constructor does not take, naming the
+    closest setting it has and all of them (not a TypeError from inside the model)."""
+    import difflib
+
+    from graphnetz.training.build import META_KEYS
+
+    try:
+        cls = get_class(model["_target_"])
+    except Exception:  # no target (built by the Python API) or an unknown one: not here
+        return
+    valid = model_settings(cls)
+    if valid is None:
+        return
+    given = {"in_channels", "out_channels", *META_KEYS}  # by the data, by the framework
+    valid |= given
+    unknown = [
+        k
+        for k in model
+        if k not in valid and not (k.startswith("_") and k.endswith("_"))  # _target_ & co.
+    ]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(valid), n=1)
+        hint = f"did you mean model.{close[0]}? " if close else ""
+        raise ConfigError(
+            f"unknown setting 'model.{unknown[0]}' for model {model.get('name')!r} "
+            f"({cls.__name__}); {hint}model has {sorted(valid - given)}"
+        )
 
 
 def _check_tuned_for(config: dict[str, Any], task_type: str) -> None:
