@@ -237,3 +237,16 @@ def test_the_inner_seeds_argument_names_the_bad_value(capsys, text, named):
     err = capsys.readouterr().err
     assert "argument --inner-seeds: expected comma-separated integers >= 0" in err
     assert f"got {named}" in err and "<lambda>" not in err
+
+
+def test_records_save_of_only_unreadable_records_fails_naming_them(tmp_path, capsys):
+    from graphnetz.cli.records import main
+
+    sweep = tmp_path / "sweep"
+    for job in ("0", "1"):
+        (sweep / job).mkdir(parents=True)
+        (sweep / job / "result.json").write_text("{cut short")
+    assert main(["save", str(sweep), "--to", str(tmp_path / "archive")]) == 1
+    err = capsys.readouterr().err
+    assert "error: no record could be read:" in err
+    assert str(sweep / "0" / "result.json") in err and str(sweep / "1" / "result.json") in err

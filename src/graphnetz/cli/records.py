@@ -14,6 +14,7 @@ report or a reproduction script reads them as if the sweep had just run. See
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from graphnetz.cli.help_text import plain
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             )
 
     conflicts = 0
+    unreadable: list[str] = []
     for source, target in pairs:
         try:
             if args.action == "save":
@@ -141,4 +143,20 @@ def main(argv: list[str] | None = None) -> int:
         verb = "archived" if args.action == "save" else "restored"
         print(f"{source} -> {target}: {done.summary(verb)}")
         conflicts += len(done.conflicts)
+        nothing_else = not (done.written or done.present or done.conflicts or done.not_finished)
+        if done.unreadable and nothing_else:  # not one record could be read: say which
+            unreadable.extend(_unreadable_paths(args.action, source, done.unreadable))
+    if unreadable:
+        shown = ", ".join(unreadable[:10]) + (
+            f", ... ({len(unreadable) - 10} more)" if len(unreadable) > 10 else ""
+        )
+        print(f"error: no record could be read: {shown}", file=sys.stderr)
+        return 1
     return 1 if conflicts else 0
+
+
+def _unreadable_paths(action: str, source: Path, names: list[str]) -> list[str]:
+    """The files behind the unreadable records ``names`` of ``source``."""
+    if action == "save":
+        return [str(source / name / RECORD_NAME) for name in names]
+    return [str(source / f"{name}{ARCHIVE_SUFFIX}") for name in names]
