@@ -250,3 +250,15 @@ def test_records_save_of_only_unreadable_records_fails_naming_them(tmp_path, cap
     err = capsys.readouterr().err
     assert "error: no record could be read:" in err
     assert str(sweep / "0" / "result.json") in err and str(sweep / "1" / "result.json") in err
+
+
+def test_analyze_names_the_unreadable_records_on_the_console(tmp_path, capsys):
+    from graphnetz.cli.analyze import main
+
+    sweep = tmp_path / "sweep"
+    (sweep / "broken").mkdir(parents=True)
+    (sweep / "broken" / "result.json").write_text("{cut short")
+    assert main([str(sweep), "--out", str(tmp_path / "report")]) == 1
+    err = capsys.readouterr().err
+    assert "0 unreadable" not in err
+    assert f"unreadable: {sweep / 'broken' / 'result.json'} (" in err

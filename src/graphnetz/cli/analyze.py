@@ -60,6 +60,10 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+#: unreadable records named on the console (report.md lists them all)
+SHOWN_UNREADABLE = 10
+
+
 def run_counts(report: BenchmarkReport) -> str:
     """``runs: 12 analysed, 1 failed, 2 diverged, ...``: every run read and what became of
     it (the report's "Runs not analysed" names each one)."""
@@ -219,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 report = BenchmarkReport.from_run_dirs(args.dirs, **settings)
         print(run_counts(report), file=sys.stderr)
+        for entry in report.unreadable[:SHOWN_UNREADABLE]:  # which, so they can be looked at
+            print(f"unreadable: {entry.get('path')} ({entry.get('reason')})", file=sys.stderr)
+        if len(report.unreadable) > SHOWN_UNREADABLE:
+            more = len(report.unreadable) - SHOWN_UNREADABLE
+            print(f"unreadable: ... and {more} more (report.md lists every one)", file=sys.stderr)
         if report.data.empty:
             print(
                 f"error: no usable results found in {args.from_csv or ' '.join(args.dirs)} "
