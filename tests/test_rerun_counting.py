@@ -65,6 +65,13 @@ def analyze_counts(sweep: Path) -> Counter:
     return Counter({s: counts[k] for s, k in [("ok", "analysed")] + [(s, s) for s in counts]})
 
 
+def test_the_report_ranks_states_in_the_order_status_does():
+    from graphnetz.cli.sweep_runs import STATES
+    from graphnetz.report.records import STATES as REPORT_STATES
+
+    assert REPORT_STATES == tuple(s for s in STATES if s in REPORT_STATES)
+
+
 @pytest.mark.parametrize("state", ["skipped", "diverged", "failed"])
 def test_a_worse_rerun_beside_an_ok_record_is_no_extra_run(state, tmp_path):
     sweep = tmp_path / "sweep"

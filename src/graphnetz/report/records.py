@@ -30,7 +30,6 @@ from typing import Any
 
 import pandas as pd
 
-from graphnetz.cli.sweep_runs import STATES
 from graphnetz.report.tuning import tuning_of
 from graphnetz.run_identity import result_config, short_identity
 from graphnetz.run_record import (
@@ -43,6 +42,11 @@ from graphnetz.run_record import (
 )
 
 COLUMNS = ["task", "model", "seed", "metric", "value", "direction"]
+
+#: A recorded run's states, best first: of one identity's records the best speaks for the
+#: run. The order of ``graphnetz.cli.sweep_runs.STATES`` (``status``), kept here as the
+#: report imports no command-line code.
+STATES = ("ok", "skipped", "diverged", "failed")
 
 
 def metric_key(metric: str) -> str:
