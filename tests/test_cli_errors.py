@@ -225,15 +225,11 @@ def test_a_space_refuses_a_negative_inner_seed():
     ("text", "named"), [("1,x", "'x'"), ("-1,2", "-1"), ("", "''"), ("1,,2", "''")]
 )
 def test_the_inner_seeds_argument_names_the_bad_value(capsys, text, named):
-    import argparse
+    from graphnetz.tune.__main__ import parse_args
 
-    from graphnetz.tune.space import inner_seeds_arg
-
-    parser = argparse.ArgumentParser(prog="tune")
-    parser.add_argument("--inner-seeds", type=inner_seeds_arg)
-    assert parser.parse_args(["--inner-seeds", "3, 1"]).inner_seeds == [3, 1]
+    assert parse_args(["--inner-seeds", "3, 1"]).inner_seeds == [3, 1]
     with pytest.raises(SystemExit):
-        parser.parse_args([f"--inner-seeds={text}"])
+        parse_args([f"--inner-seeds={text}"])
     err = capsys.readouterr().err
     assert "argument --inner-seeds: expected comma-separated integers >= 0" in err
     assert f"got {named}" in err and "<lambda>" not in err

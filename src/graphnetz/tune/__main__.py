@@ -19,7 +19,7 @@ from graphnetz.tune.selected import (
     seed_sweep_command,
     write_tuned_config,
 )
-from graphnetz.tune.space import SpaceError, available_spaces, load_space
+from graphnetz.tune.space import SpaceError, available_spaces, inner_seeds_arg, load_space
 from graphnetz.tune.study import Search, TuneError
 
 
@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--budget", type=int, help="trials (default: the space's budget)")
     parser.add_argument(
         "--inner-seeds",
-        type=lambda s: [int(x) for x in s.split(",")],
+        type=inner_seeds_arg,
         help="comma-separated seeds each trial trains (default: the space's inner_seeds)",
     )
     parser.add_argument("--out", default="outputs/tuning", help="where studies and trial runs live")
