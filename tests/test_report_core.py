@@ -68,6 +68,13 @@ def test_csv_missing_column_names_it(tmp_path):
         BenchmarkReport.from_csv(path)
 
 
+def test_an_empty_csv_is_refused_naming_its_path(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    with pytest.raises(ValueError, match=r"empty\.csv: the file is empty; required columns"):
+        BenchmarkReport.from_csv(path)
+
+
 def test_a_csv_primary_metric_is_the_first_listed_even_when_its_value_is_nan(tmp_path):
     path = tmp_path / "r.csv"
     rows = ["task,model,seed,metric,value", "t,A,0,accuracy,nan", "t,A,0,loss,0.5"]

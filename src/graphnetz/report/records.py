@@ -469,8 +469,11 @@ def collect_csv(path: str | Path) -> Collected:
     A missing or empty direction is inferred from the metric name (:func:`infer_direction`).
     A task's primary metric is the first metric listed for it.
     """
-    df = pd.read_csv(path)
     required = ["task", "model", "seed", "metric", "value"]
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: the file is empty; required columns {required}") from None
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise ValueError(
