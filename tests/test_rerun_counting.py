@@ -154,7 +154,13 @@ def test_the_analyze_command_counts_a_skipped_rerun_once(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "runs: 2 ok, 0 failed" in done.stderr
+    assert "1 reruns not counted" in done.stderr
     assert "warning: not counted as runs" in done.stderr and "s1_rerun1" in done.stderr
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "### Reruns not counted" in report
+    assert "s1_rerun1" in report and "failed rerun beside the ok record" in report
+    stored = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert [e["status"] for e in stored["provenance"]["superseded_reruns"]] == ["failed"]
 
 
 # ------------------------------------------------------------------ conflicts

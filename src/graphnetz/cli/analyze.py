@@ -77,6 +77,9 @@ def run_counts(report: BenchmarkReport) -> str:
         "conflicting duplicates": kinds.count("conflicting"),
         "duplicates collapsed": report.provenance.get("collapsed_duplicates", 0),
     }
+    superseded = len(report.provenance.get("superseded_reruns", ()))
+    if superseded:
+        counts["reruns not counted"] = superseded
     return "runs: " + ", ".join(f"{n} {what}" for what, n in counts.items())
 
 

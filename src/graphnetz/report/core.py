@@ -167,6 +167,11 @@ class BenchmarkReport:
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "versions": {k: sorted(v) for k, v in sorted(acc.versions.items())},
             "collapsed_duplicates": acc.n_collapsed,  # same identity, same result: read once
+            # a rerun's worse record beside the run's counted one (not a run of its own)
+            "superseded_reruns": [
+                {k: e[k] for k in ("task", "model", "seed", "path", "status", "by") if k in e}
+                for e in acc.superseded
+            ],
             "tuning": summarize_tuning(acc.tunings),  # which runs were tuned, and how
             **provenance,
         }

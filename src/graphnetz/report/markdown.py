@@ -337,6 +337,13 @@ def runs_lines(a: ReportAnalysis) -> list[str]:
         if entries:
             L += _runs(title, entries, "error")
     L += _runs("Unreadable", a.unreadable, "reason")
+    superseded = a.provenance.get("superseded_reruns") or []
+    if superseded:
+        L += _runs(
+            "Reruns not counted (a worse record beside the run's counted one)",
+            [{**e, "why": f"{e['status']} rerun beside the {e['by']} record"} for e in superseded],
+            "why",
+        )
     if a.n_duplicates:
         L += [f"Duplicate results ignored (first kept): {a.n_duplicates}", ""]
     versions = a.provenance.get("versions") or {}
