@@ -107,6 +107,16 @@ def test_a_relaunch_that_does_not_compose_keeps_the_sweep_s_multirun_yaml(tmp_pa
     assert sorted(p.name for p in sweep.iterdir()) == ["multirun.yaml"]
 
 
+def test_a_relaunch_of_no_runs_keeps_the_sweep_s_multirun_yaml(tmp_path):
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    saved = "hydra:\n  overrides:\n    task:\n    - model=gcn\n    - seed=range(3)\n"
+    (sweep / "multirun.yaml").write_text(saved)
+    proc = run_cli("-m", "model=gcn", "seed=range(0)", *KARATE, f"hydra.sweep.dir={sweep}")
+    assert "sweeps no value" in proc.stderr, proc.stderr[-2000:]
+    assert (sweep / "multirun.yaml").read_text() == saved
+
+
 def test_a_fresh_sweep_that_does_not_compose_leaves_no_folder(tmp_path):
     sweep = tmp_path / "fresh" / "sweep"
     proc = run_cli("-m", "model=gcn,mlpp", *KARATE, f"hydra.sweep.dir={sweep}")

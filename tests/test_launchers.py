@@ -274,3 +274,20 @@ def test_lone_units_split_in_sweep_order():
     units = [[(0, "a"), (1, "a")], [(2, "b"), (3, "b")], [(4, "a")]]
     split = split_lone_units(units, trains_alone=lambda job: job[1] == "a")
     assert split == [[(0, "a")], [(2, "b"), (3, "b")], [(4, "a")], [(1, "a")]]
+
+
+def test_a_unit_whose_stack_check_fails_is_left_to_its_worker(monkeypatch):
+    """The launching process asks the stack refusal only to split units: an error there
+    (a loader that cannot be imported) is the jobs' own, met and recorded in a worker."""
+    from omegaconf import OmegaConf
+
+    from graphnetz.sweep import pool
+
+    def refuse(spec):
+        raise ImportError("no module named graphnetz.data.nope")
+
+    monkeypatch.setattr(pool, "_job_config", lambda idx, overrides: OmegaConf.create({}))
+    monkeypatch.setattr(pool, "resolve_run", lambda cfg: object())
+    monkeypatch.setattr(pool, "stack_refusal", refuse)
+    assert pool._trains_alone((0, ["model=gcn"])) is False
+    assert pool.split_lone_units([[(0, "a"), (1, "a")]]) == [[(0, "a"), (1, "a")]]

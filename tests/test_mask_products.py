@@ -72,6 +72,8 @@ def test_zero_columns_and_empty_shapes():
     mask = _mask(5, 8, 0.5, seed=7)
     assert torch.equal(mask_product(mask, torch.zeros(8, 3)), torch.zeros(5, 3))
     assert mask_product(mask, torch.zeros(8, 0)).shape == (5, 0)
+    empty = torch.zeros(5, 0, dtype=torch.int8)
+    assert torch.equal(mask_product(empty, torch.zeros(0, 3)), torch.zeros(5, 3))
 
 
 @pytest.mark.parametrize("symmetric", [True, False])

@@ -95,9 +95,9 @@ def _trains_alone(job: tuple[int, Sequence[str]]) -> bool:
     try:
         cfg = _job_config(idx, overrides)
         spec = resolve_run(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
-    except Exception:  # noqa: BLE001 - its job records why it cannot run
+        return stack_refusal(spec) is not None
+    except Exception:  # noqa: BLE001 - its jobs meet the error in a worker and record it
         return False
-    return stack_refusal(spec) is not None
 
 
 def split_lone_units(units: list[list], trains_alone=None) -> list[list]:

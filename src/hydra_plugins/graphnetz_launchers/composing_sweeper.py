@@ -55,7 +55,7 @@ class GraphnetzBasicSweeper(BasicSweeper):
             self.validate_batch_is_legal(batch)
             elapsed = time.perf_counter() - tic
             log.debug(f"Validated configs of {len(batch)} jobs in {elapsed:0.2f} seconds")
-            if initial_job_idx == 0:  # the sweep composes: now it is the sweep's last launch
+            if initial_job_idx == 0 and batch:  # it composes: now the sweep's last launch
                 sweep_dir = Path(self.config.hydra.sweep.dir)
                 sweep_dir.mkdir(parents=True, exist_ok=True)
                 OmegaConf.save(self.config, sweep_dir / "multirun.yaml")

@@ -7,16 +7,19 @@ memory, and ``M @ h`` is computed exactly:
 
 * each column of ``h`` is written as 28-bit fixed point, ``q = round(h · 2^e)`` with the
   column's power of two ``e`` chosen so that ``|q| <= 2^27`` (at most half a unit of
-  ``2^-e`` lost per entry, 2^-28 of the column's largest value);
+  ``2^-e`` lost per entry: at most 2^-27 of the column's largest magnitude);
 * ``q`` is split into four int8 digits (base 128: three in 0..127, the top one signed),
   and one ``torch._int_mm`` (int8 x int8, int32 sums: exact) multiplies ``M`` by all four
   digit blocks;
 * the digit sums are recombined in float64 (integers below 2^53: exact), scaled back by
   ``2^-e`` (exact) and rounded once to float32.
 
-So the result is the exact product of ``M`` with the fixed-point ``h``, rounded once: more
-accurate than a float32 product (whose rounding depends on its summation order) and the
-same for any thread count. On a CPU with int8 matrix units the four digit products cost
+So the result is the exact product of ``M`` with the fixed-point ``h``, rounded once: the
+same for any summation order and thread count (a float32 product's rounding depends on
+both), and on activations of comparable size within a column (H2GCN's scaled ReLU
+features) about half as far from the true product as float32. It is an absolute bound:
+an entry below 2^-28 of its column's largest magnitude counts as zero, where float32
+keeps its relative precision. On a CPU with int8 matrix units the four digit products cost
 less than one float32 product (docs/speed.md, 2026-12-06). A column holding a non-finite
 value has no fixed-point form: it comes out as NaN in every row (the run is reported
 diverged, as a float product's NaNs would make it).
@@ -53,7 +56,7 @@ def mask_product(mask: Tensor, h: Tensor) -> Tensor:
     Another dtype (float64 carries more than 28 bits) gets a float product in it."""
     if h.dtype != torch.float32:
         return mask.to(h.dtype) @ h
-    if h.size(1) == 0 or mask.size(0) == 0:
+    if h.size(1) == 0 or mask.size(0) == 0 or h.size(0) == 0:
         return h.new_zeros(mask.size(0), h.size(1))
     finite = torch.isfinite(h.abs().amax(0))
     clean = h if bool(finite.all()) else torch.where(finite, h, 0.0)
