@@ -291,3 +291,21 @@ def test_a_unit_whose_stack_check_fails_is_left_to_its_worker(monkeypatch):
     monkeypatch.setattr(pool, "stack_refusal", refuse)
     assert pool._trains_alone((0, ["model=gcn"])) is False
     assert pool.split_lone_units([[(0, "a"), (1, "a")]]) == [[(0, "a"), (1, "a")]]
+
+
+def test_a_stack_check_that_fails_in_a_worker_leaves_each_run_to_meet_it(monkeypatch):
+    """In a worker the same error makes the unit's runs train alone, each recording its
+    failure (it used to end the unit with the exception: no records, and Hydra's
+    traceback at the sweep's end)."""
+    from omegaconf import OmegaConf
+
+    from graphnetz.sweep import stacking
+
+    def refuse(spec):
+        raise ImportError("no module named graphnetz.data.nope")
+
+    monkeypatch.setattr(stacking, "resolve_run", lambda cfg: object())
+    monkeypatch.setattr(stacking, "stack_refusal", refuse)
+    unit = [(0, ["seed=0"]), (1, ["seed=1"])]
+    configs = {0: OmegaConf.create({"seed": 0}), 1: OmegaConf.create({"seed": 1})}
+    assert stacking._train_stack(unit, configs) is False

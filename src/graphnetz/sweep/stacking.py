@@ -116,7 +116,10 @@ def _train_stack(unit: Sequence[Job], configs: dict[int, DictConfig | None]) -> 
             spec = resolve_run(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
         except Exception:
             continue
-        refusal = stack_refusal(spec)
+        try:
+            refusal = stack_refusal(spec)
+        except Exception as err:  # noqa: BLE001 - e.g. a loader that cannot be imported
+            refusal = f"its stack check failed ({type(err).__name__}): each run meets it alone"
         if refusal is not None:
             log.debug("%s trains alone: %s", spec.label, refusal)
             return False  # the unit's runs share their config: none of them stacks
