@@ -297,6 +297,8 @@ def test_a_stack_check_that_fails_in_a_worker_leaves_each_run_to_meet_it(monkeyp
     """In a worker the same error makes the unit's runs train alone, each recording its
     failure (it used to end the unit with the exception: no records, and Hydra's
     traceback at the sweep's end)."""
+    from types import SimpleNamespace
+
     from omegaconf import OmegaConf
 
     from graphnetz.sweep import stacking
@@ -304,7 +306,8 @@ def test_a_stack_check_that_fails_in_a_worker_leaves_each_run_to_meet_it(monkeyp
     def refuse(spec):
         raise ImportError("no module named graphnetz.data.nope")
 
-    monkeypatch.setattr(stacking, "resolve_run", lambda cfg: object())
+    spec = SimpleNamespace(label="karate/node_cls gcn")
+    monkeypatch.setattr(stacking, "resolve_run", lambda cfg: spec)
     monkeypatch.setattr(stacking, "stack_refusal", refuse)
     unit = [(0, ["seed=0"]), (1, ["seed=1"])]
     configs = {0: OmegaConf.create({"seed": 0}), 1: OmegaConf.create({"seed": 1})}
