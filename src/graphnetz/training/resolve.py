@@ -206,6 +206,11 @@ def _is_number(value: Any) -> bool:
 DROPOUT_KEYS = ("task.encoder_dropout", "model.dropout", "model.attn_dropout")
 
 
+def _count_or_null(value: Any) -> bool:
+    """An integer >= 1 (not a bool), or None."""
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+
+
 def _check_numbers(config: dict[str, Any]) -> None:
     """Refuse a numeric setting of the wrong type or range (``task.lr=abc``,
     ``task.patience=2.5``, ``num_threads=0``) before anything is built, naming the key,
@@ -220,9 +225,7 @@ def _check_numbers(config: dict[str, Any]) -> None:
         if not (_is_number(decay) and decay >= 0 and math.isfinite(decay)):
             raise ConfigError(f"task.weight_decay must be a (finite) number >= 0, got {decay!r}")
     patience = task.get("patience")
-    if patience is not None and (
-        isinstance(patience, bool) or not isinstance(patience, int) or patience < 1
-    ):
+    if not _count_or_null(patience):
         raise ConfigError(
             f"task.patience must be an integer >= 1 (epochs without a better validation "
             f"metric before stopping) or null (off), got {patience!r}"
@@ -237,9 +240,7 @@ def _check_numbers(config: dict[str, Any]) -> None:
         if not (_is_number(value) and 0 <= value < 1):
             raise ConfigError(f"{key} must be a number in [0, 1), got {value!r}")
     threads = config.get("num_threads")
-    if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
-    ):
+    if not _count_or_null(threads):
         raise ConfigError(
             f"num_threads must be an integer >= 1 (torch CPU threads) or null (chosen by the "
             f"graph's size), got {threads!r}"
