@@ -237,8 +237,8 @@ def _run_batch(jobs, workers: int, results: dict[int, JobReturn], started: Path)
     for mark in started.iterdir():  # a killed worker's, from the batch before
         mark.unlink(missing_ok=True)
     units = split_lone_units(stack_units(jobs, workers))
-    # a worker per job up to ``workers``, not per unit: a unit whose seeds do not stack
-    # hands them back to be run one by one, and an idle worker takes them
+    # a worker per job up to ``workers``, not per unit: the seeds of a cell that does not
+    # stack arrive one by one (split above, or handed back by a unit that found it out)
     pool = _fork_pool(min(workers, len(jobs)))
     running, waiting = [], []
 

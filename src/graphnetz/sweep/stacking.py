@@ -11,9 +11,10 @@ train in their turn, as they would without the unit.
 
 Units are at most :data:`graphnetz.training.stacked.MAX_STACK` jobs, and a sweep with
 fewer cells than workers splits its largest units so that every worker has work. A unit
-whose seeds do not stack can hand its jobs after the first back (``defer``): the forked
-pool queues them one by one, so a long cell of runs alone does not keep one worker busy
-while the others wait.
+whose seeds cannot stack is split into single jobs before the forked pool hands it out
+(:func:`graphnetz.sweep.pool.split_lone_units`); one that finds it out only here (too
+large to gain) hands its jobs after the first back (``defer``), which the pool queues one
+by one, so a long cell of runs alone does not keep one worker busy while the others wait.
 """
 
 from __future__ import annotations
