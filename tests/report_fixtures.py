@@ -54,6 +54,23 @@ def make_records():
     return records
 
 
+def schema2_record(task: str, model: str, seed: int, config: dict, accuracy: float, **extra):
+    """A hand-written schema-2 record of one run scored by test accuracy (its identity:
+    that of ``config``); ``extra`` overrides or adds fields."""
+    return {
+        "status": "ok",
+        "task": task,
+        "model": model,
+        "seed": seed,
+        "primary_metric": "accuracy",
+        "direction": "max",
+        "metrics": {"test": {"accuracy": accuracy}},
+        "config": config,
+        "schema_version": 2,
+        **extra,
+    }
+
+
 def make_csv(path: Path, with_direction: bool = False) -> Path:
     lines = ["task,model,seed,metric,value" + (",direction" if with_direction else "")]
     for (task, metric, direction), models in VALUES.items():

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_fixtures import schema2_record
 
 from graphnetz.report import BenchmarkReport
 from graphnetz.report.records import collect_csv
@@ -26,18 +27,7 @@ def record(seed: int, accuracy: float, lr: float = 0.01, **extra) -> dict:
         "trainer": {"max_epochs": 5},
         "paths": {"data_dir": f"/somewhere/{seed}"},
     }
-    return {
-        "status": "ok",
-        "task": "karate/node_cls",
-        "model": "gcn",
-        "seed": seed,
-        "primary_metric": "accuracy",
-        "direction": "max",
-        "metrics": {"test": {"accuracy": accuracy}},
-        "config": config,
-        "schema_version": 2,
-        **extra,
-    }
+    return schema2_record("karate/node_cls", "gcn", seed, config, accuracy, **extra)
 
 
 def test_an_identical_duplicate_is_counted_once_silently(recwarn):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from report_fixtures import schema2_record
 
 from graphnetz.report import BenchmarkReport
 
@@ -22,17 +23,7 @@ def record(dataset: str, kind: str, model: str, seed: int, lr: float | None = No
         "model": {"name": model},
         "task": {"name": kind, "lr": lr, "optimizer": {"lr": lr}},
     }
-    return {
-        "status": "ok",
-        "task": f"{dataset}/{kind}",
-        "model": model,
-        "seed": seed,
-        "primary_metric": "accuracy",
-        "direction": "max",
-        "metrics": {"test": {"accuracy": accuracy}},
-        "config": config,
-        "schema_version": 2,
-    }
+    return schema2_record(f"{dataset}/{kind}", model, seed, config, accuracy)
 
 
 def sweep(variant_seeds: range = range(2)) -> list[dict]:

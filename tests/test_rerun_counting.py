@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from report_fixtures import schema2_record
 
 from graphnetz.cli.status import merge
 from graphnetz.cli.sweep_runs import found_runs
@@ -32,18 +33,8 @@ def record(seed: int, status: str = "ok", accuracy: float = 0.5, **extra) -> dic
         "task": {"lr": 0.01},
         "trainer": {"max_epochs": 5},
     }
-    raw = {
-        "status": status,
-        "task": "karate/node_cls",
-        "model": "gcn",
-        "seed": seed,
-        "primary_metric": "accuracy",
-        "direction": "max",
-        "metrics": {"test": {"accuracy": accuracy}} if status == "ok" else {},
-        "config": config,
-        "schema_version": 2,
-        **extra,
-    }
+    overrides = {"status": status} if status == "ok" else {"status": status, "metrics": {}}
+    raw = schema2_record("karate/node_cls", "gcn", seed, config, accuracy, **overrides | extra)
     if status == "failed":
         raw.setdefault("error", "Traceback: no data")
     if status in ("skipped", "diverged"):
