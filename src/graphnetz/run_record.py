@@ -34,6 +34,9 @@ RECORD_NAME = "result.json"
 RECORD_SCHEMA_VERSION = 2
 READABLE_SCHEMA_VERSIONS = (1, 2)
 STATUSES = ("ok", "skipped", "failed", "diverged")
+#: The statuses best first: of one run's records (same identity) the best speaks for it,
+#: in the report and in ``status`` alike.
+STATUSES_BEST_FIRST = ("ok", "skipped", "diverged", "failed")
 #: Statuses a resumed sweep does not run again: their result is known (a diverged run
 #: diverges again with the same config and seed).
 FINISHED_STATUSES = ("ok", "skipped", "diverged")

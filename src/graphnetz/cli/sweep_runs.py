@@ -21,14 +21,11 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from graphnetz.run_identity import config_identity, config_value, identity_in_name
-from graphnetz.run_record import RECORD_NAME, RunRecord
+from graphnetz.run_record import RECORD_NAME, STATUSES_BEST_FIRST, RunRecord
 
 #: States of a run, best first: an identity seen in several directories takes the best.
 STATES = (
-    "ok",
-    "skipped",
-    "diverged",
-    "failed",
+    *STATUSES_BEST_FIRST,
     "cut off",
     "started",
     "unreadable",

@@ -35,6 +35,7 @@ from graphnetz.run_identity import result_config, short_identity
 from graphnetz.run_record import (
     DIRECTIONS,
     RECORD_NAME,
+    STATUSES_BEST_FIRST,
     RecordError,
     RunRecord,
     infer_direction,
@@ -43,10 +44,8 @@ from graphnetz.run_record import (
 
 COLUMNS = ["task", "model", "seed", "metric", "value", "direction"]
 
-#: A recorded run's states, best first: of one identity's records the best speaks for the
-#: run. The order of ``graphnetz.cli.sweep_runs.STATES`` (``status``), kept here as the
-#: report imports no command-line code.
-STATES = ("ok", "skipped", "diverged", "failed")
+#: A recorded run's states, best first: of one identity's records the best speaks for the run.
+STATES = STATUSES_BEST_FIRST
 
 
 def metric_key(metric: str) -> str:
