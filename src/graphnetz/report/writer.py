@@ -92,6 +92,12 @@ def _move_in(staging: Path, directory: Path) -> None:
     moved: list[Path] = []  # new files now in the folder
     kept: list[Path] = []  # earlier files set aside
     made: list[Path] = []  # folders made for the new files
+
+    def set_aside(rel: Path) -> None:
+        (aside / rel).parent.mkdir(parents=True, exist_ok=True)
+        _rename(directory / rel, aside / rel)
+        kept.append(rel)
+
     try:
         for rel in new:
             target = directory / rel
@@ -101,16 +107,12 @@ def _move_in(staging: Path, directory: Path) -> None:
                         folder.mkdir()
                         made.append(folder)
             if target.is_file() or target.is_symlink():
-                (aside / rel).parent.mkdir(parents=True, exist_ok=True)
-                _rename(target, aside / rel)
-                kept.append(rel)
+                set_aside(rel)
             moved.append(rel)  # before the move: a copy cut short is removed too
             shutil.move(staging / rel, target)  # a rename; a copy where figures/ is elsewhere
         for rel in map(Path, stale):
             if (directory / rel).is_file():
-                (aside / rel).parent.mkdir(parents=True, exist_ok=True)
-                _rename(directory / rel, aside / rel)
-                kept.append(rel)
+                set_aside(rel)
         write_text(directory / MANIFEST, "".join(f"{r.as_posix()}\n" for r in new))
     except BaseException:
         _restore(directory, aside, moved, kept, made)

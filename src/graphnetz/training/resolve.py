@@ -262,7 +262,7 @@ def _check_trainer(trainer: dict[str, Any]) -> None:
         )
     if "check_val_every_n_epoch" in trainer:
         every = trainer["check_val_every_n_epoch"]
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        if every is None or not _count_or_null(every):
             raise ConfigError(
                 f"trainer.check_val_every_n_epoch must be a positive integer (evaluate every "
                 f"n-th epoch, and the last), got {every!r}"
